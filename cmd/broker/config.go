@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveConfig is every option of `broker serve`. Each is a flag, an
+// environment variable SEDIMENT_<FLAG> (upper case, dashes as underscores)
+// and a line `flag = value` in the --config file; a flag beats the
+// environment, which beats the file.
+type serveConfig struct {
+	Listen          string        // --listen: Kafka listener (default 127.0.0.1:9092)
+	Advertise       string        // --advertise: address given to clients (default: --listen)
+	DataDir         string        // --data-dir: WAL, metadata and local bucket (default ./data)
+	ObjectStore     string        // --object-store: file://DIR (default DATA/objects)
+	Metadata        string        // --metadata: bbolt (default, DATA/meta.db)
+	NodeID          int           // --node-id (default 0)
+	HTTPListen      string        // --http-listen: /metrics, /healthz, /readyz (default 127.0.0.1:9644)
+	Durability      string        // --durability: wal (default) or object
+	UploadInterval  time.Duration // --upload-interval (default 250ms)
+	UploadBytes     int64         // --upload-bytes (default 8 MiB)
+	MaxRequestBytes int64         // --max-request-bytes (default 100 MiB; Kafka's socket.request.max.bytes)
+	TailCacheBytes  int64         // --tail-cache-bytes: recent batches in memory (default 64 MiB)
+	BlockCacheBytes int64         // --block-cache-bytes: object blocks in memory (default 64 MiB)
+	WALSegmentBytes int64         // --wal-segment-bytes (default 64 MiB)
+	LogLevel        string        // --log-level: debug, info, warn, error (default info)
+	LogFormat       string        // --log-format: text or json (default text)
+	ConfigFile      string        // --config FILE
+}
+
+func (c *serveConfig) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:9092", "Kafka listener address")
+	fs.StringVar(&c.Advertise, "advertise", "", "address given to clients in Metadata (default: --listen)")
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the WAL (DATA/wal), metadata (DATA/meta.db) and the local bucket (DATA/objects)")
+	fs.StringVar(&c.ObjectStore, "object-store", "", "object store URL: file://DIR (default file://DATA/objects)")
+	fs.StringVar(&c.Metadata, "metadata", "bbolt", "metadata backend: bbolt (DATA/meta.db)")
+	fs.IntVar(&c.NodeID, "node-id", 0, "this broker's node id")
+	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:9644", "HTTP address for /metrics, /healthz and /readyz (empty: off)")
+	fs.StringVar(&c.Durability, "durability", "wal", "when produce is acknowledged: wal (after the WAL fsync) or object (after the object PUT and metadata commit)")
+	fs.DurationVar(&c.UploadInterval, "upload-interval", 250*time.Millisecond, "cut an object at least this often")
+	fs.Int64Var(&c.UploadBytes, "upload-bytes", 8<<20, "cut an object once this many bytes wait")
+	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 100<<20, "largest request frame accepted (socket.request.max.bytes)")
+	fs.Int64Var(&c.TailCacheBytes, "tail-cache-bytes", 64<<20, "memory for recent batches")
+	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks")
+	fs.Int64Var(&c.WALSegmentBytes, "wal-segment-bytes", 64<<20, "WAL segment size")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.ConfigFile, "config", "", "optional file of `flag = value` lines")
+}
+
+// parseServe fills a config from args, the environment and the config file.
+func parseServe(args []string, env func(string) string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := flag.NewFlagSet("broker serve", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	c.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := applyEnv(fs, set, env); err != nil {
+		return nil, err
+	}
+	if c.ConfigFile != "" {
+		if err := applyFile(fs, set, c.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	return c, c.validate()
+}
+
+// applyEnv sets every flag not given on the command line from SEDIMENT_<FLAG>.
+func applyEnv(fs *flag.FlagSet, set map[string]bool, env func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "SEDIMENT_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := env(name); v != "" && !set[f.Name] && err == nil {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("environment %s=%q: %v", name, v, serr)
+			}
+			set[f.Name] = true
+		}
+	})
+	return err
+}
+
+// applyFile sets flags not given otherwise from `name = value` lines.
+func applyFile(fs *flag.FlagSet, set map[string]bool, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(text, "=")
+		name, value = strings.TrimSpace(name), strings.Trim(strings.TrimSpace(value), `"`)
+		if !ok || fs.Lookup(name) == nil || name == "config" {
+			return fmt.Errorf("--config %s:%d: want `flag = value` with a known flag, got %q", path, line, text)
+		}
+		if set[name] {
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("--config %s:%d: --%s: %v", path, line, name, err)
+		}
+	}
+	return sc.Err()
+}
+
+// validate rejects nonsense with a message that names the flag, and fills
+// the defaults that depend on other flags.
+func (c *serveConfig) validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	_, _, err := net.SplitHostPort(c.Listen)
+	check(err == nil, "--listen %q: want HOST:PORT", c.Listen)
+	if c.Advertise == "" {
+		c.Advertise = c.Listen
+	}
+	_, port, err := net.SplitHostPort(c.Advertise)
+	_, perr := strconv.Atoi(port)
+	check(err == nil && perr == nil, "--advertise %q: want HOST:PORT", c.Advertise)
+	check(c.DataDir != "", "--data-dir must not be empty")
+	check(c.NodeID >= 0 && c.NodeID <= 1<<31-1, "--node-id %d: want 0..2147483647", c.NodeID)
+	check(c.Durability == "wal" || c.Durability == "object", "--durability %q: want wal or object", c.Durability)
+	check(c.UploadInterval >= time.Millisecond && c.UploadInterval <= time.Hour, "--upload-interval %s: want 1ms..1h", c.UploadInterval)
+	check(c.UploadBytes >= 1<<10 && c.UploadBytes <= 1<<30, "--upload-bytes %d: want 1 KiB..1 GiB", c.UploadBytes)
+	check(c.MaxRequestBytes >= 1<<10 && c.MaxRequestBytes <= 1<<31-1, "--max-request-bytes %d: want 1 KiB..2 GiB", c.MaxRequestBytes)
+	check(c.TailCacheBytes >= 1<<20, "--tail-cache-bytes %d: want at least 1 MiB", c.TailCacheBytes)
+	check(c.BlockCacheBytes >= 1<<20, "--block-cache-bytes %d: want at least 1 MiB", c.BlockCacheBytes)
+	check(c.WALSegmentBytes >= 1<<20 && c.WALSegmentBytes <= 1<<32, "--wal-segment-bytes %d: want 1 MiB..4 GiB", c.WALSegmentBytes)
+	check(c.Metadata == "bbolt", "--metadata %q: only bbolt is supported so far (etcd:// comes with clustering)", c.Metadata)
+	if c.ObjectStore == "" {
+		c.ObjectStore = "file://" + filepath.Join(c.DataDir, "objects")
+	}
+	check(strings.HasPrefix(c.ObjectStore, "file://") && len(c.ObjectStore) > len("file://"),
+		"--object-store %q: want file://DIR (s3:// and minio:// are not supported yet)", c.ObjectStore)
+	_, lerr := parseLevel(c.LogLevel)
+	check(lerr == nil, "--log-level %q: want debug, info, warn or error", c.LogLevel)
+	check(c.LogFormat == "text" || c.LogFormat == "json", "--log-format %q: want text or json", c.LogFormat)
+	return errors.Join(errs...)
+}

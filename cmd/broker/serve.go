@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/protocol"
+	"github.com/sediment-io/sediment/storage/objectstore/localfs"
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+// serve runs the broker until SIGINT or SIGTERM, then shuts down
+// gracefully: stop taking connections, upload what is pending, close.
+func serve(cfg *serveConfig) error {
+	logger := newLogger(cfg)
+	slog.SetDefault(logger)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	b, err := startBroker(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("sediment broker ready", "listen", b.ln.Addr().String(), "advertise", cfg.Advertise,
+		"data_dir", cfg.DataDir, "object_store", cfg.ObjectStore, "durability", cfg.Durability)
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "reason", context.Cause(ctx))
+	case err := <-b.serveErr:
+		logger.Error("listener failed", "err", err)
+	}
+	return b.close()
+}
+
+// broker is the wired set of components of one running broker.
+type broker struct {
+	meta     *metadata.Store
+	log      *partition.Log
+	srv      *protocol.Server
+	ln       net.Listener
+	http     *http.Server
+	ready    atomic.Bool
+	serveErr chan error
+	logger   *slog.Logger
+}
+
+func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*broker, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
+	}
+	b := &broker{serveErr: make(chan error, 1), logger: logger}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := b.startHTTP(cfg, reg); err != nil {
+		return nil, err
+	}
+	if err := b.openStorage(ctx, cfg, logger, reg); err != nil {
+		b.close()
+		return nil, err
+	}
+	if err := b.startKafka(ctx, cfg, logger, reg); err != nil {
+		b.close()
+		return nil, err
+	}
+	b.ready.Store(true)
+	return b, nil
+}
+
+func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg *prometheus.Registry) error {
+	kv, err := metadata.OpenBolt(filepath.Join(cfg.DataDir, "meta.db"))
+	if err != nil {
+		return fmt.Errorf("--metadata: %w", err)
+	}
+	b.meta = metadata.NewStore(kv)
+	store, err := localfs.Open(strings.TrimPrefix(cfg.ObjectStore, "file://"))
+	if err != nil {
+		return fmt.Errorf("--object-store: %w", err)
+	}
+	durability := partition.DurabilityWAL
+	if cfg.Durability == "object" {
+		durability = partition.DurabilityObject
+	}
+	b.log, err = partition.Open(ctx, partition.Options{
+		Meta: b.meta, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"),
+		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
+		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes,
+		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,
+		NodeID: int32(cfg.NodeID), Logger: logger, Metrics: partition.NewMetrics(reg),
+		AfterPut: crashAfterPuts(),
+	})
+	if err != nil {
+		store.Close()
+		return err
+	}
+	b.log.RegisterGauges(reg)
+	return nil
+}
+
+func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg *prometheus.Registry) error {
+	clusterID, err := b.meta.ClusterID(ctx)
+	if err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	host, portStr, _ := net.SplitHostPort(cfg.Advertise)
+	port, _ := strconv.Atoi(portStr)
+	b.ln, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	if port == 0 { // --listen :0 in tests: advertise the port we got
+		port = b.ln.Addr().(*net.TCPAddr).Port
+	}
+	b.srv = protocol.NewServer(protocol.Config{
+		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
+		MaxRequestBytes: int32(cfg.MaxRequestBytes), Logger: logger, Registry: reg,
+	}, b.log, b.meta)
+	go func() { b.serveErr <- b.srv.Serve(b.ln) }()
+	return nil
+}
+
+func (b *broker) startHTTP(cfg *serveConfig, reg *prometheus.Registry) error {
+	if cfg.HTTPListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPListen)
+	if err != nil {
+		return fmt.Errorf("--http-listen %s: %w", cfg.HTTPListen, err)
+	}
+	b.http = &http.Server{Handler: b.httpHandler(reg), ReadHeaderTimeout: 10 * time.Second}
+	go b.http.Serve(ln)
+	return nil
+}
+
+// close shuts the broker down in dependency order.
+func (b *broker) close() error {
+	b.ready.Store(false)
+	var errs []error
+	if b.srv != nil {
+		errs = append(errs, b.srv.Close())
+	}
+	if b.log != nil {
+		errs = append(errs, b.log.Close())
+	}
+	if b.meta != nil {
+		errs = append(errs, b.meta.Close())
+	}
+	if b.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, b.http.Shutdown(ctx))
+		cancel()
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		b.logger.Error("shutdown finished with errors", "err", err)
+	} else {
+		b.logger.Info("shutdown complete")
+	}
+	return err
+}
+
+func newLogger(cfg *serveConfig) *slog.Logger {
+	level, _ := parseLevel(cfg.LogLevel)
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(s))
+	return l, err
+}
+
+// crashAfterPuts is a fault-injection seam for crash tests: with
+// SEDIMENT_TEST_CRASH_AFTER_PUTS=N the process kills itself with SIGKILL
+// right after its N-th object PUT, before the metadata commit.
+func crashAfterPuts() func(string) {
+	n, err := strconv.Atoi(os.Getenv("SEDIMENT_TEST_CRASH_AFTER_PUTS"))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	var puts atomic.Int64
+	return func(key string) {
+		if puts.Add(1) == int64(n) {
+			slog.Warn("SEDIMENT_TEST_CRASH_AFTER_PUTS: killing the process after an object PUT", "key", key)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}

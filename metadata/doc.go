@@ -1,0 +1,22 @@
+// Package metadata owns the broker's durable metadata: topics and their
+// configs, partition state (log start offset, the end of the log committed to
+// the object store, and producer-id state as of that end), the object index
+// that says which object holds which offsets, broker configs and the
+// producer-id counter. Later: consumer groups and committed offsets.
+//
+// Two layers: KV is a small transactional key-value interface with versions
+// (backends: bbolt for one node, etcd for clusters); Store is the typed layer
+// above it. Every update is a compare-and-swap on the versions read, so a
+// second writer can never silently overwrite the first.
+//
+// Key layout (all values JSON unless noted):
+//
+//	topics/<name>                               Topic
+//	parts/<topic-id-hex>/<partition %010d>      PartitionState
+//	index/<topic-id-hex>/<partition %010d>/<base offset %020d>   Segment
+//	config/broker                               map[string]string
+//	producerids/next                            int64, the next unallocated id
+//
+// The package never knows the wire protocol and holds no caches: callers own
+// the live state and use this package as its durable record.
+package metadata

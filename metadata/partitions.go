@@ -1,0 +1,74 @@
+package metadata
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+func jsonDecode(it Item, v any) error {
+	if err := json.Unmarshal(it.Value, v); err != nil {
+		return fmt.Errorf("metadata: decode %s: %w", it.Key, err)
+	}
+	return nil
+}
+
+// PartitionState returns one partition's state; ok is false when the
+// partition (or its topic) does not exist.
+func (s *Store) PartitionState(ctx context.Context, id TopicID, p int32) (PartitionState, bool, error) {
+	var st PartitionState
+	v, ok, err := s.getJSON(ctx, partKey(id, p), &st)
+	st.Version = v
+	return st, ok, err
+}
+
+// SetLogStartOffset raises a partition's log start offset (DeleteRecords,
+// retention). It never lowers it.
+func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offset int64) error {
+	for range maxCASRetries {
+		st, ok, err := s.PartitionState(ctx, id, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("metadata: partition %s/%d: %w", id, p, ErrUnknownTopic)
+		}
+		if offset <= st.LogStartOffset {
+			return nil
+		}
+		st.LogStartOffset = offset
+		_, err = s.kv.Txn(ctx, []Cond{{Key: partKey(id, p), Version: st.Version}}, []Op{putJSON(partKey(id, p), st)})
+		if !IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("metadata: set log start offset %s/%d: %w", id, p, ErrTooManyRetries)
+}
+
+// FloorSegment returns the segment with the greatest base offset <= offset;
+// ok is false when there is none.
+func (s *Store) FloorSegment(ctx context.Context, id TopicID, p int32, offset int64) (Segment, bool, error) {
+	prefix := indexPartPrefix(id, p)
+	items, err := s.kv.Range(ctx, prefix, indexKey(id, p, offset)+"\x00", 1, true)
+	if err != nil || len(items) == 0 {
+		return Segment{}, false, err
+	}
+	var seg Segment
+	return seg, true, jsonDecode(items[0], &seg)
+}
+
+// Segments returns up to limit segments with base offset >= from, in offset
+// order (limit <= 0: all).
+func (s *Store) Segments(ctx context.Context, id TopicID, p int32, from int64, limit int) ([]Segment, error) {
+	items, err := s.kv.Range(ctx, indexKey(id, p, from), PrefixEnd(indexPartPrefix(id, p)), limit, false)
+	if err != nil {
+		return nil, err
+	}
+	segs := make([]Segment, len(items))
+	for i, it := range items {
+		if err := jsonDecode(it, &segs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return segs, nil
+}

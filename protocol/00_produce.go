@@ -1,0 +1,116 @@
+package protocol
+
+// Produce v3–v13: record batches (magic 2) only, exactly one batch per
+// partition. Each batch is validated (size, CRC, record count,
+// max.message.bytes) and appended in request order on the reader goroutine,
+// so pipelined requests from one producer keep their order; the durability
+// wait (WAL fsync, or the object commit with --durability object) runs on
+// the writer. acks=0 gets no response at all; acks=1 and acks=-1 both wait
+// for durability: nothing is acknowledged that a crash can take back.
+// Idempotent batches are deduplicated against the producer's last five
+// batches per partition (a retried duplicate is answered with the original
+// offset). v13 names topics by id.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+func init() { register(kmsg.Produce, 3, 13, handleProduce) }
+
+// appended is one partition's append waiting for durability.
+type appended struct {
+	res  partition.AppendResult
+	resp *kmsg.ProduceResponseTopicPartition
+}
+
+func handleProduce(r *request) (kmsg.Response, error) {
+	req := r.kreq.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	var waits []appended
+	for _, rt := range req.Topics {
+		t := r.produceTopic(req, rt)
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for i, rp := range rt.Partitions {
+			sp := &st.Partitions[i]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			if res, ok := r.producePartition(req, t, rp, sp); ok {
+				waits = append(waits, appended{res, sp})
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		r.noResponse = true
+	}
+	if len(waits) > 0 {
+		r.wait = func() { r.awaitDurable(req, waits) }
+	}
+	return resp, nil
+}
+
+// produceTopic resolves a produce topic, nil when unknown.
+func (r *request) produceTopic(req *kmsg.ProduceRequest, rt kmsg.ProduceRequestTopic) *partition.Topic {
+	if req.Version >= 13 {
+		t, _ := r.s.log.TopicByID(metadata.TopicID(rt.TopicID))
+		return t
+	}
+	t, _ := r.s.log.Topic(rt.Topic)
+	return t
+}
+
+// producePartition appends one partition's batch and fills its response;
+// ok says an append happened that must be waited for.
+func (r *request) producePartition(req *kmsg.ProduceRequest, t *partition.Topic, rp kmsg.ProduceRequestTopicPartition,
+	sp *kmsg.ProduceResponseTopicPartition) (partition.AppendResult, bool) {
+	fail := func(code int16, err error) (partition.AppendResult, bool) {
+		sp.ErrorCode, sp.BaseOffset = r.code(code), -1
+		sp.ErrorMessage = errorMessage(err)
+		return partition.AppendResult{}, false
+	}
+	switch {
+	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+		return fail(kerr.InvalidRequiredAcks.Code, nil)
+	case req.TransactionID != nil:
+		return fail(kerr.TransactionalIDAuthorizationFailed.Code, partition.ErrTransactional)
+	case t == nil && req.Version >= 13:
+		return fail(kerr.UnknownTopicID.Code, nil)
+	case t == nil || t.Partition(rp.Partition) == nil:
+		return fail(kerr.UnknownTopicOrPartition.Code, nil)
+	}
+	res, err := r.s.log.Append(t.Partition(rp.Partition), rp.Records)
+	if err != nil {
+		if code := errorCode(err); code == kerr.CorruptMessage.Code || code == kerr.InvalidRecord.Code {
+			r.s.lg.Info("rejected record batch", "remote", r.c.remote, "topic", t.Name, "partition", rp.Partition, "err", err)
+		}
+		return fail(errorCode(err), err)
+	}
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
+	return res, true
+}
+
+// awaitDurable waits, within the request's timeout, until every append is
+// durable; a partition that does not make it is answered with the error.
+func (r *request) awaitDurable(req *kmsg.ProduceRequest, waits []appended) {
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx()), timeout)
+	defer cancel()
+	for _, w := range waits {
+		if err := r.s.log.Wait(ctx, w.res); err != nil {
+			w.resp.ErrorCode, w.resp.BaseOffset = r.codeOf(err), -1
+			w.resp.ErrorMessage = errorMessage(err)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package protocol
+
+// Fetch v4–v18. Partitions are read in request order: from the tail cache,
+// the WAL, or the object store (metadata index + block cache). The first
+// partition with data returns at least one whole batch even when it is
+// larger than the limits (KIP-74); otherwise partition_max_bytes and
+// max_bytes bound the answer. When fewer than min_bytes are ready the fetch
+// long-polls on the partitions' high watermarks until max_wait_ms.
+//
+// Fetch sessions (KIP-227) are declined: the answer always carries session
+// id 0, which tells the client that no session was created, so every fetch
+// is a full fetch; a request that names a session (id != 0 with epoch > 0)
+// gets FETCH_SESSION_ID_NOT_FOUND. There are no transactions, so
+// read_committed sees the same data as read_uncommitted and the last stable
+// offset is the high watermark. v13+ names topics by id.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+func init() { register(kmsg.Fetch, 4, 18, handleFetch) }
+
+// maxFetchWait bounds a long poll whatever the client asks.
+const maxFetchWait = 5 * time.Minute
+
+func handleFetch(r *request) (kmsg.Response, error) {
+	req := r.kreq.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if req.SessionID != 0 && req.SessionEpoch > 0 {
+		resp.ErrorCode = r.code(kerr.FetchSessionIDNotFound.Code)
+		return resp, nil
+	}
+	r.wait = func() { r.longPoll(req, resp) }
+	return resp, nil
+}
+
+// fetchTarget is one requested partition, resolved.
+type fetchTarget struct {
+	part *partition.Partition // nil when unknown
+	req  kmsg.FetchRequestTopicPartition
+	resp *kmsg.FetchResponseTopicPartition
+}
+
+// longPoll fills resp, waiting for min_bytes or max_wait_ms.
+func (r *request) longPoll(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
+	targets := r.fetchTargets(req, resp)
+	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
+	ctx, cancel := context.WithTimeout(r.ctx(), max(wait, 0))
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	defer r.countFetchErrors(targets)
+	for _, t := range targets {
+		if t.part != nil {
+			t.part.Notify(wake) // registered before reading: no lost wake-up
+			defer t.part.StopNotify(wake)
+		}
+	}
+	for _, t := range targets {
+		if t.part == nil { // an unknown partition is answered at once
+			ctx, cancel = context.WithCancel(ctx)
+			cancel()
+			break
+		}
+	}
+	for {
+		n, failed := r.fillFetch(req, targets)
+		if n >= int(req.MinBytes) || failed || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-wake:
+			for _, t := range targets {
+				if t.part != nil {
+					t.part.Notify(wake)
+				}
+			}
+		case <-ctx.Done():
+			r.fillFetch(req, targets)
+			return
+		}
+	}
+}
+
+func (r *request) countFetchErrors(targets []fetchTarget) {
+	for _, t := range targets {
+		if t.part != nil {
+			r.code(t.resp.ErrorCode)
+		}
+	}
+}
+
+// fetchTargets resolves the requested partitions and lays out the response.
+func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []fetchTarget {
+	var targets []fetchTarget
+	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
+	for i, rt := range req.Topics {
+		var t *partition.Topic
+		if req.Version >= 13 {
+			t, _ = r.s.log.TopicByID(metadata.TopicID(rt.TopicID))
+		} else {
+			t, _ = r.s.log.Topic(rt.Topic)
+		}
+		st := &resp.Topics[i]
+		*st = kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			ft := fetchTarget{req: rp, resp: sp}
+			switch {
+			case t == nil && req.Version >= 13:
+				sp.ErrorCode = r.code(kerr.UnknownTopicID.Code)
+			case t == nil || t.Partition(rp.Partition) == nil:
+				sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+			case rp.CurrentLeaderEpoch > 0:
+				sp.ErrorCode = r.code(kerr.UnknownLeaderEpoch.Code) // our epoch is always 0
+			default:
+				ft.part = t.Partition(rp.Partition)
+			}
+			targets = append(targets, ft)
+		}
+	}
+	return targets
+}
+
+// fillFetch (re)reads every target into the response and returns the bytes
+// and whether any partition failed (Kafka answers at once then).
+func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (total int, failed bool) {
+	budget := int(req.MaxBytes)
+	if budget <= 0 {
+		budget = 1 << 30
+	}
+	for _, t := range targets {
+		if t.part == nil {
+			continue
+		}
+		limit := min(int(t.req.PartitionMaxBytes), budget-total)
+		if limit <= 0 && total > 0 {
+			t.resp.RecordBatches = nil
+			continue
+		}
+		res, err := r.s.log.Read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
+		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
+		t.resp.LogStartOffset = res.LogStartOffset
+		t.resp.ErrorCode = errorCode(err)
+		t.resp.RecordBatches = concatBatches(res.Batches)
+		total += res.Bytes
+		failed = failed || err != nil
+	}
+	return total, failed
+}
+
+func concatBatches(batches [][]byte) []byte {
+	switch len(batches) {
+	case 0:
+		return nil
+	case 1:
+		return batches[0]
+	}
+	n := 0
+	for _, b := range batches {
+		n += len(b)
+	}
+	out := make([]byte, 0, n)
+	for _, b := range batches {
+		out = append(out, b...)
+	}
+	return out
+}

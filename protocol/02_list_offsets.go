@@ -1,0 +1,58 @@
+package protocol
+
+// ListOffsets v1–v11 (v0 was removed in Kafka 4.0, KIP-896). Timestamps:
+// -1 latest (the high watermark; with no transactions it is also the last
+// stable offset), -2 earliest (the log start offset), -3 the record with the
+// largest timestamp (KIP-734), -4 earliest local (KIP-405: the same as
+// earliest here), and >= 0 the first record whose timestamp is at least the
+// one asked for (offset -1 and timestamp -1 when there is none). -5 and -6
+// (tiered-storage positions) answer -1: every record here is in the object
+// store or on its way, so there is no separate tier to report.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+func init() { register(kmsg.ListOffsets, 1, 11, handleListOffsets) }
+
+func handleListOffsets(r *request) (kmsg.Response, error) {
+	req := r.kreq.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t, _ := r.s.log.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			st.Partitions = append(st.Partitions, r.listOffset(t, rp))
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
+	sp := kmsg.NewListOffsetsResponseTopicPartition()
+	sp.Partition, sp.Timestamp, sp.Offset, sp.LeaderEpoch = rp.Partition, -1, -1, 0
+	var p *partition.Partition
+	if t != nil {
+		p = t.Partition(rp.Partition)
+	}
+	switch {
+	case p == nil:
+		sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+	case rp.CurrentLeaderEpoch > 0:
+		sp.ErrorCode = r.code(kerr.UnknownLeaderEpoch.Code)
+	case rp.Timestamp == -5 || rp.Timestamp == -6:
+	default:
+		off, ts, ok, err := r.s.log.OffsetForTime(r.ctx(), p, rp.Timestamp)
+		if err != nil {
+			sp.ErrorCode = r.codeOf(err)
+		} else if ok {
+			sp.Offset, sp.Timestamp = off, ts
+		}
+	}
+	return sp
+}

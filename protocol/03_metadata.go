@@ -1,0 +1,119 @@
+package protocol
+
+// Metadata v0–v13. This broker is the whole cluster: it leads every
+// partition at leader epoch 0 with itself as the only replica. Unknown
+// topics are created when auto.create.topics.enable is true and the request
+// allows it (always for v0–v3, which have no flag; kafka-python relies on
+// that), with num.partitions partitions. v10+ carries topic ids; a topic
+// asked for by id alone is answered by id (UNKNOWN_TOPIC_ID when unknown).
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+func init() { register(kmsg.Metadata, 0, 13, handleMetadata) }
+
+// authorizedAll is the bitfield of every ACL operation Kafka reports for a
+// topic when nothing is denied.
+const authorizedAll = int32(1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11)
+
+// authorizedOmitted is what Kafka returns when authorized operations were
+// not requested.
+const authorizedOmitted = int32(-2147483648)
+
+func handleMetadata(r *request) (kmsg.Response, error) {
+	req := r.kreq.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	resp.Brokers = []kmsg.MetadataResponseBroker{r.s.brokerEntry()}
+	resp.ClusterID = &r.s.cfg.ClusterID
+	resp.ControllerID = r.s.cfg.NodeID
+	resp.AuthorizedOperations = authorizedOmitted
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		for _, t := range r.s.log.Topics() {
+			resp.Topics = append(resp.Topics, r.s.topicMetadata(req, t))
+		}
+		return resp, nil
+	}
+	autoCreate := req.Version < 4 || req.AllowAutoTopicCreation
+	for _, rt := range req.Topics {
+		resp.Topics = append(resp.Topics, r.metadataFor(req, rt, autoCreate))
+	}
+	return resp, nil
+}
+
+func (s *Server) brokerEntry() kmsg.MetadataResponseBroker {
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = s.cfg.NodeID, s.cfg.AdvertiseHost, s.cfg.AdvertisePort
+	return b
+}
+
+// metadataFor answers one requested topic, creating it when allowed.
+func (r *request) metadataFor(req *kmsg.MetadataRequest, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+	if rt.Topic == nil {
+		if t, ok := r.s.log.TopicByID(metadata.TopicID(rt.TopicID)); ok {
+			return r.s.topicMetadata(req, t)
+		}
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.TopicID, mt.ErrorCode = rt.TopicID, r.code(kerr.UnknownTopicID.Code)
+		return mt
+	}
+	name := *rt.Topic
+	if t, ok := r.s.log.Topic(name); ok {
+		return r.s.topicMetadata(req, t)
+	}
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = rt.Topic
+	if err := validateTopicName(name); err != nil {
+		mt.ErrorCode = r.code(kerr.InvalidTopicException.Code)
+		return mt
+	}
+	if !autoCreate || r.s.brokerConfig("auto.create.topics.enable") != "true" {
+		mt.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+		return mt
+	}
+	n, _ := strconv.Atoi(r.s.brokerConfig("num.partitions"))
+	t, err := r.s.log.CreateTopic(r.ctx(), name, int32(n), nil, false)
+	if errors.Is(err, partition.ErrTopicExists) {
+		t, _ = r.s.log.Topic(name)
+	} else if err != nil {
+		r.s.lg.Warn("auto-create failed", "topic", name, "err", err)
+		mt.ErrorCode = r.code(kerr.LeaderNotAvailable.Code) // retriable
+		return mt
+	}
+	if t == nil {
+		mt.ErrorCode = r.code(kerr.LeaderNotAvailable.Code)
+		return mt
+	}
+	return r.s.topicMetadata(req, t)
+}
+
+func (s *Server) topicMetadata(req *kmsg.MetadataRequest, t *partition.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic, mt.TopicID = &name, t.ID
+	mt.AuthorizedOperations = authorizedOmitted
+	if req.IncludeTopicAuthorizedOperations {
+		mt.AuthorizedOperations = authorizedAll
+	}
+	for _, p := range t.Partitions() {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition, mp.Leader, mp.LeaderEpoch = p.Index(), s.cfg.NodeID, 0
+		mp.Replicas, mp.ISR = []int32{s.cfg.NodeID}, []int32{s.cfg.NodeID}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+// brokerConfig returns a broker config's effective value.
+func (s *Server) brokerConfig(name string) string {
+	v, _ := metadata.ResolveBrokerConfig(metadata.BrokerConfigDefs[name], s.log.BrokerConfig())
+	return v
+}

@@ -1,0 +1,111 @@
+package protocol
+
+// CreateTopics v0–v7. num_partitions -1 takes num.partitions; a replica
+// assignment fixes the partition count instead. The replication factor is
+// accepted (-1 or >= 1) and reported back as 1: durability comes from the
+// WAL and the object store, not from replicas. Configs are checked against
+// the topic configs Sediment knows (INVALID_CONFIG names the bad one).
+// A topic named twice in one request is INVALID_REQUEST for every copy.
+// validate_only checks everything and creates nothing. v5+ answers with the
+// partitions, replication factor and configs; v7+ with the topic id.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics) }
+
+func handleCreateTopics(r *request) (kmsg.Response, error) {
+	req := r.kreq.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	count := map[string]int{}
+	for _, rt := range req.Topics {
+		count[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic, st.NumPartitions, st.ReplicationFactor = rt.Topic, -1, -1
+		if count[rt.Topic] > 1 {
+			st.ErrorCode = r.code(kerr.InvalidRequest.Code)
+			st.ErrorMessage = errorMessage(fmt.Errorf("topic %s is named more than once", rt.Topic))
+		} else {
+			r.createTopic(req, rt, &st)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (r *request) createTopic(req *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic) {
+	fail := func(code int16, err error) {
+		st.ErrorCode, st.ErrorMessage = r.code(code), errorMessage(err)
+	}
+	if err := validateTopicName(rt.Topic); err != nil {
+		fail(kerr.InvalidTopicException.Code, err)
+		return
+	}
+	parts, err := r.partitionCount(rt)
+	if err != nil {
+		fail(kerr.InvalidPartitions.Code, err)
+		return
+	}
+	if rt.ReplicationFactor == 0 || rt.ReplicationFactor < -1 {
+		fail(kerr.InvalidReplicationFactor.Code, fmt.Errorf("replication factor %d: use -1 or at least 1", rt.ReplicationFactor))
+		return
+	}
+	configs, err := requestConfigs(rt.Configs)
+	if err != nil {
+		fail(kerr.InvalidConfig.Code, err)
+		return
+	}
+	t, err := r.s.log.CreateTopic(r.ctx(), rt.Topic, parts, configs, req.ValidateOnly)
+	if err != nil {
+		fail(r.codeOf(err), err)
+		return
+	}
+	st.NumPartitions, st.ReplicationFactor = parts, 1
+	own := configs
+	if t != nil {
+		st.TopicID = t.ID
+		own = t.Configs()
+	}
+	for _, e := range topicConfigEntries(own, r.s.log.BrokerConfig(), nil) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		v := e.value
+		c.Name, c.Value, c.ReadOnly, c.Source = e.def.Name, &v, e.def.ReadOnly, int8(e.source)
+		st.Configs = append(st.Configs, c)
+	}
+}
+
+func (r *request) partitionCount(rt kmsg.CreateTopicsRequestTopic) (int32, error) {
+	switch {
+	case len(rt.ReplicaAssignment) > 0 && rt.NumPartitions != -1:
+		return 0, errors.New("give either num_partitions or a replica assignment, not both")
+	case len(rt.ReplicaAssignment) > 0:
+		return int32(len(rt.ReplicaAssignment)), nil
+	case rt.NumPartitions == -1:
+		n, _ := strconv.Atoi(r.s.brokerConfig("num.partitions"))
+		return int32(n), nil
+	case rt.NumPartitions <= 0 || rt.NumPartitions > partition.MaxPartitions:
+		return 0, fmt.Errorf("%d partitions: use -1 or 1..%d", rt.NumPartitions, partition.MaxPartitions)
+	}
+	return rt.NumPartitions, nil
+}
+
+func requestConfigs(cs []kmsg.CreateTopicsRequestTopicConfig) (map[string]string, error) {
+	out := map[string]string{}
+	for _, c := range cs {
+		if c.Value == nil {
+			return nil, fmt.Errorf("config %s has a null value", c.Name)
+		}
+		out[c.Name] = *c.Value
+	}
+	return out, nil
+}

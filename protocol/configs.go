@@ -1,0 +1,167 @@
+package protocol
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+// configEntry is one described config, shared by DescribeConfigs and
+// CreateTopics v5+.
+type configEntry struct {
+	def      metadata.ConfigDef
+	value    string
+	source   metadata.ConfigSource
+	synonyms []configSynonym
+}
+
+type configSynonym struct {
+	name, value string
+	source      metadata.ConfigSource
+}
+
+// topicConfigEntries describes a topic's configs (all, or those named).
+func topicConfigEntries(own, broker map[string]string, names []string) []configEntry {
+	var out []configEntry
+	for _, name := range metadata.SortedConfigNames(metadata.TopicConfigDefs) {
+		if names != nil && !slices.Contains(names, name) {
+			continue
+		}
+		d := metadata.TopicConfigDefs[name]
+		e := configEntry{def: d}
+		e.value, e.source = metadata.ResolveTopicConfig(d, own, broker)
+		if v, ok := own[name]; ok {
+			e.synonyms = append(e.synonyms, configSynonym{name, v, metadata.SourceTopic})
+		}
+		if v, ok := broker[d.BrokerName]; ok {
+			e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, v, metadata.SourceDynamicBroker})
+		}
+		bd := metadata.BrokerConfigDefs[d.BrokerName]
+		e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, bd.Default, metadata.SourceDefault})
+		out = append(out, e)
+	}
+	return out
+}
+
+// brokerConfigEntries describes the broker's configs (all, or those named).
+func brokerConfigEntries(broker map[string]string, names []string, nodeID int32) []configEntry {
+	var out []configEntry
+	for _, name := range metadata.SortedConfigNames(metadata.BrokerConfigDefs) {
+		if names != nil && !slices.Contains(names, name) {
+			continue
+		}
+		d := metadata.BrokerConfigDefs[name]
+		e := configEntry{def: d}
+		e.value, e.source = metadata.ResolveBrokerConfig(d, broker)
+		if v, ok := broker[name]; ok {
+			e.synonyms = append(e.synonyms, configSynonym{name, v, metadata.SourceDynamicBroker})
+		}
+		e.synonyms = append(e.synonyms, configSynonym{name, d.Default, metadata.SourceDefault})
+		out = append(out, e)
+	}
+	if names == nil || slices.Contains(names, "broker.id") {
+		id := metadata.ConfigDef{Name: "broker.id", Type: metadata.ConfigInt, ReadOnly: true, Doc: "this broker's node id (--node-id)"}
+		out = append(out, configEntry{def: id, value: strconv.Itoa(int(nodeID)), source: staticBrokerSource})
+	}
+	return out
+}
+
+// staticBrokerSource is Kafka's STATIC_BROKER_CONFIG: set at start-up.
+const staticBrokerSource metadata.ConfigSource = 4
+
+// checkBrokerResource accepts "" (cluster-wide default) or this node's id.
+func (s *Server) checkBrokerResource(name string) error {
+	if name == "" || name == strconv.Itoa(int(s.cfg.NodeID)) {
+		return nil
+	}
+	return kerr.InvalidRequest // never a silent success for another broker
+}
+
+// alterResource applies edit to a topic's or the broker's configs and
+// returns the Kafka error code and message.
+func (r *request) alterResource(typ kmsg.ConfigResourceType, name string, edit partition.ConfigEdit, validateOnly bool) (int16, *string) {
+	var err error
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		err = r.s.log.SetTopicConfigs(r.ctx(), name, edit, validateOnly)
+	case kmsg.ConfigResourceTypeBroker:
+		if err = r.s.checkBrokerResource(name); err == nil {
+			err = r.s.log.SetBrokerConfig(r.ctx(), edit, validateOnly)
+		}
+	default:
+		err = fmt.Errorf("%w: resource type %d is not supported", kerr.InvalidRequest, typ)
+	}
+	if err != nil {
+		return r.codeOf(err), errorMessage(err)
+	}
+	return 0, nil
+}
+
+// configDefs returns the definitions for a resource type.
+func configDefs(typ kmsg.ConfigResourceType) map[string]metadata.ConfigDef {
+	if typ == kmsg.ConfigResourceTypeTopic {
+		return metadata.TopicConfigDefs
+	}
+	return metadata.BrokerConfigDefs
+}
+
+// applyIncremental applies one IncrementalAlterConfigs op to cfg.
+func applyIncremental(cfg map[string]string, defs map[string]metadata.ConfigDef, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
+	d, ok := defs[c.Name]
+	if !ok {
+		return fmt.Errorf("unknown config %s", c.Name)
+	}
+	value := ""
+	if c.Value != nil {
+		value = *c.Value
+	}
+	switch c.Op {
+	case kmsg.IncrementalAlterConfigOpSet:
+		cfg[c.Name] = value
+	case kmsg.IncrementalAlterConfigOpDelete:
+		delete(cfg, c.Name)
+	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+		if d.Type != metadata.ConfigList {
+			return fmt.Errorf("config %s is not a list: APPEND and SUBTRACT do not apply", c.Name)
+		}
+		cur, ok := cfg[c.Name]
+		if !ok {
+			cur = d.Default
+		}
+		cfg[c.Name] = editList(cur, value, c.Op == kmsg.IncrementalAlterConfigOpAppend)
+	default:
+		return fmt.Errorf("config %s: unknown operation %d", c.Name, c.Op)
+	}
+	return nil
+}
+
+func editList(cur, values string, add bool) string {
+	items := splitList(cur)
+	for _, v := range splitList(values) {
+		i := slices.Index(items, v)
+		switch {
+		case add && i < 0:
+			items = append(items, v)
+		case !add && i >= 0:
+			items = slices.Delete(items, i, i+1)
+		}
+	}
+	return strings.Join(items, ",")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

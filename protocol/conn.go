@@ -1,0 +1,190 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"runtime/pprof"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// maxInFlight bounds the requests a connection may have decoded but not yet
+// answered; the reader stops reading (back-pressure) beyond it.
+const maxInFlight = 64
+
+// writeTimeout bounds one response write to a client that stopped reading.
+const writeTimeout = time.Minute
+
+// conn is one client connection: a reader goroutine that decodes and
+// dispatches requests in order, and a writer goroutine that answers them in
+// the same order.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	remote string
+	ctx    context.Context // canceled when the connection ends
+	cancel context.CancelFunc
+	out    chan *request // in request order; closed by the reader
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	return &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), ctx: ctx, cancel: cancel,
+		out: make(chan *request, maxInFlight)}
+}
+
+func (c *conn) serve() {
+	labels := pprof.Labels("sediment", "conn", "remote", c.remote)
+	pprof.Do(c.ctx, labels, func(context.Context) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.writeLoop()
+		}()
+		c.readLoop()
+		<-done
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// readLoop decodes requests until the connection ends or misbehaves. It
+// always closes c.out, which tells the writer to finish.
+func (c *conn) readLoop() {
+	defer close(c.out)
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	for {
+		frame, err := c.readFrame(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.ctx.Err() == nil {
+				c.s.lg.Info("closing connection", "remote", c.remote, "reason", err)
+			}
+			c.cancel()
+			return
+		}
+		r, err := c.dispatch(frame)
+		if err != nil {
+			c.s.lg.Warn("closing connection on bad request", "remote", c.remote, "err", err)
+			c.cancel()
+			return
+		}
+		select {
+		case c.out <- r:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// readFrame reads one size-prefixed request.
+func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+	var size [4]byte
+	if _, err := io.ReadFull(br, size[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 8 {
+		return nil, fmt.Errorf("protocol: frame of %d bytes is too short for a request header", n)
+	}
+	if n > c.s.cfg.MaxRequestBytes {
+		c.s.m.rejected.WithLabelValues("oversize").Inc()
+		return nil, fmt.Errorf("protocol: request of %d bytes exceeds --max-request-bytes %d", n, c.s.cfg.MaxRequestBytes)
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(br, frame); err != nil {
+		return nil, fmt.Errorf("protocol: truncated request (%d bytes announced): %w", n, err)
+	}
+	c.s.m.bytesIn.Add(float64(n + 4))
+	return frame, nil
+}
+
+// dispatch decodes a frame and runs its handler. A panic in decoding or in
+// a handler is a bug: it is logged with its stack and closes only this
+// connection.
+func (c *conn) dispatch(frame []byte) (r *request, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.lg.Error("panic while handling request", "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("protocol: internal error: %v", p)
+		}
+	}()
+	r, err = c.decode(frame)
+	if err != nil || r.resp != nil {
+		return r, err
+	}
+	start := time.Now()
+	resp, err := apis[r.key].handle(r)
+	if err != nil {
+		return nil, err
+	}
+	r.resp = resp
+	r.started = start
+	return r, nil
+}
+
+// writeLoop answers requests in order, running each one's wait first, and
+// flushes whenever no further answer is ready.
+func (c *conn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var buf []byte
+	for r := range c.out {
+		if r.wait != nil {
+			r.wait()
+		}
+		c.s.m.observe(r)
+		if r.noResponse {
+			continue
+		}
+		buf = encodeResponse(buf[:0], r)
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := bw.Write(buf); err != nil {
+			c.fail(err)
+			return
+		}
+		c.s.m.bytesOut.Add(float64(len(buf)))
+		if len(c.out) == 0 {
+			if err := bw.Flush(); err != nil {
+				c.fail(err)
+				return
+			}
+		}
+	}
+	bw.Flush()
+}
+
+// fail ends the connection after a write error, draining the queue so the
+// reader never blocks.
+func (c *conn) fail(err error) {
+	if c.ctx.Err() == nil {
+		c.s.lg.Info("closing connection", "remote", c.remote, "reason", err)
+	}
+	c.cancel()
+	c.nc.Close()
+	for r := range c.out {
+		if r.wait != nil {
+			r.wait()
+		}
+	}
+}
+
+// encodeResponse frames r's response: size, correlation id, the response
+// header's tagged fields when flexible (never for ApiVersions, whose
+// response header is always v0), then the body.
+func encodeResponse(buf []byte, r *request) []byte {
+	buf = append(buf, 0, 0, 0, 0)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(r.corrID))
+	if r.resp.IsFlexible() && r.resp.Key() != int16(kmsg.ApiVersions) {
+		buf = append(buf, 0)
+	}
+	buf = r.resp.AppendTo(buf)
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	return buf
+}

@@ -1,0 +1,59 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+// errorCode maps an error from the layers below to its Kafka error code.
+func errorCode(err error) int16 {
+	var code *kerr.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return code.Code
+	case errors.Is(err, partition.ErrUnknownPartition):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, partition.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, partition.ErrCorruptBatch):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, partition.ErrInvalidRecord), errors.Is(err, partition.ErrUnsupportedFmt):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, partition.ErrBatchTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, partition.ErrTransactional):
+		return kerr.TransactionalIDAuthorizationFailed.Code
+	case errors.Is(err, partition.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, partition.ErrInvalidEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, partition.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code
+	case errors.Is(err, partition.ErrInvalidPartitions):
+		return kerr.InvalidPartitions.Code
+	case errors.Is(err, partition.ErrInvalidConfig):
+		return kerr.InvalidConfig.Code
+	case errors.Is(err, partition.ErrClosed):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, partition.ErrStorage):
+		return kerr.KafkaStorageError.Code
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return kerr.RequestTimedOut.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errorMessage is the message to put next to a code, nil when there is none.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	return &msg
+}

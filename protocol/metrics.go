@@ -1,0 +1,63 @@
+package protocol
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metrics are the protocol layer's Prometheus collectors.
+type metrics struct {
+	requests    *prometheus.CounterVec   // api
+	errors      *prometheus.CounterVec   // api, error
+	latency     *prometheus.HistogramVec // api
+	rejected    *prometheus.CounterVec   // reason: requests closed without an answer
+	bytesIn     prometheus.Counter
+	bytesOut    prometheus.Counter
+	connections prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sediment_requests_total", Help: "Kafka requests answered, by API."}, []string{"api"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sediment_request_errors_total", Help: "Error codes placed in responses, by API and error."},
+			[]string{"api", "error"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sediment_request_seconds", Help: "Time from decoding a request to encoding its answer.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18)}, []string{"api"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sediment_requests_rejected_total", Help: "Requests that closed their connection, by reason."},
+			[]string{"reason"}),
+		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_network_received_bytes_total", Help: "Request bytes read."}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_network_sent_bytes_total", Help: "Response bytes written."}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sediment_connections", Help: "Open client connections."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.errors, m.latency, m.rejected, m.bytesIn, m.bytesOut, m.connections)
+	}
+	return m
+}
+
+// observe records one answered request.
+func (m *metrics) observe(r *request) {
+	name := kmsg.NameForKey(r.key)
+	m.requests.WithLabelValues(name).Inc()
+	m.latency.WithLabelValues(name).Observe(time.Since(r.started).Seconds())
+	for code, n := range r.errs {
+		label := strconv.Itoa(int(code))
+		if e := kerr.ErrorForCode(code); e != nil {
+			if ke, ok := e.(*kerr.Error); ok {
+				label = ke.Message
+			}
+		}
+		m.errors.WithLabelValues(name, label).Add(float64(n))
+	}
+}

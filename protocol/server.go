@@ -1,0 +1,141 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+// Config configures a Server.
+type Config struct {
+	NodeID int32
+	// AdvertiseHost and AdvertisePort are given to clients in Metadata.
+	AdvertiseHost string
+	AdvertisePort int32
+	ClusterID     string
+	// MaxRequestBytes bounds one request frame (default 100 MiB); a larger
+	// one closes its connection, as Kafka does (socket.request.max.bytes).
+	MaxRequestBytes int32
+	// IdleTimeout closes connections idle this long (default 10 minutes,
+	// Kafka's connections.max.idle.ms).
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
+	// Registry receives the protocol metrics (nil: not registered).
+	Registry prometheus.Registerer
+}
+
+// Server serves the Kafka protocol on a listener.
+type Server struct {
+	cfg  Config
+	log  *partition.Log
+	meta *metadata.Store
+	pids *producerIDs
+	m    *metrics
+	lg   *slog.Logger
+
+	ctx    context.Context // canceled by Close
+	cancel context.CancelFunc
+
+	mu     sync.Mutex // guards lns and conns
+	lns    []net.Listener
+	conns  map[*conn]struct{}
+	connWG sync.WaitGroup
+}
+
+// NewServer returns a server answering from log and meta.
+func NewServer(cfg Config, log *partition.Log, meta *metadata.Store) *Server {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = 100 << 20
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 10 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg: cfg, log: log, meta: meta, lg: cfg.Logger,
+		pids: &producerIDs{meta: meta},
+		m:    newMetrics(cfg.Registry),
+		ctx:  ctx, cancel: cancel,
+		conns: map[*conn]struct{}{},
+	}
+}
+
+// Serve accepts connections on ln until Close. It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.lns = append(s.lns, ln)
+	s.mu.Unlock()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: back off, keep serving.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.lg.Warn("accept failed", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.startConn(nc)
+	}
+}
+
+func (s *Server) startConn(nc net.Conn) {
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	s.m.connections.Inc()
+	go func() {
+		defer s.connWG.Done()
+		defer s.m.connections.Dec()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+}
+
+// Close stops accepting, closes every connection and waits for their
+// goroutines to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.cancel()
+	var err error
+	for _, ln := range s.lns {
+		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = fmt.Errorf("protocol: close listener: %w", cerr)
+		}
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.connWG.Wait()
+	return err
+}

@@ -1,0 +1,123 @@
+package localfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/sediment-io/sediment/storage/objectstore"
+)
+
+// Get returns the whole object.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	f, size, err := s.open(ctx, "get", key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := readAt(f, 0, size)
+	if err != nil {
+		return nil, fmt.Errorf("localfs: get %q: %w", key, err)
+	}
+	return data, nil
+}
+
+// GetRange returns up to length bytes starting at off, reading only those.
+func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
+	f, size, err := s.open(ctx, "get range", key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if off < 0 || length < 0 || off > size {
+		return nil, fmt.Errorf("localfs: get range %q [%d,+%d) of %d bytes: %w",
+			key, off, length, size, objectstore.ErrInvalidRange)
+	}
+	data, err := readAt(f, off, min(length, size-off))
+	if err != nil {
+		return nil, fmt.Errorf("localfs: get range %q at %d: %w", key, off, err)
+	}
+	return data, nil
+}
+
+// Stat describes the object.
+func (s *Store) Stat(ctx context.Context, key string) (objectstore.Info, error) {
+	p, err := s.begin(ctx, "stat", key)
+	if err != nil {
+		return objectstore.Info{}, err
+	}
+	info, err := statFile(p, key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return objectstore.Info{}, fmt.Errorf("localfs: stat %q: %w", key, objectstore.ErrNotExist)
+	}
+	if err != nil {
+		return objectstore.Info{}, fmt.Errorf("localfs: stat %q: %w", key, err)
+	}
+	return info, nil
+}
+
+// open opens the object for reading and returns it with its size.
+func (s *Store) open(ctx context.Context, op, key string) (*os.File, int64, error) {
+	p, err := s.begin(ctx, op, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, fi, err := openFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("localfs: %s %q: %w", op, key, objectstore.ErrNotExist)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("localfs: %s %q: %w", op, key, err)
+	}
+	return f, fi.Size(), nil
+}
+
+// openFile opens the object file at p. Anything but a regular file counts
+// as missing.
+func openFile(p string) (*os.File, fs.FileInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file: %w", p, fs.ErrNotExist)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// statFile describes the object file at p, which holds key. Size, time and
+// ETag come from one open file, so they agree even during a concurrent put.
+func statFile(p, key string) (objectstore.Info, error) {
+	f, fi, err := openFile(p)
+	if err != nil {
+		return objectstore.Info{}, err
+	}
+	defer f.Close()
+	etag, err := etagOf(f, fi.Size())
+	if err != nil {
+		return objectstore.Info{}, err
+	}
+	return objectstore.Info{Key: key, Size: fi.Size(), ETag: etag, Modified: fi.ModTime()}, nil
+}
+
+// readAt reads exactly n bytes at off. Objects are never changed in place,
+// so a short read means the file was damaged behind the store's back.
+func readAt(f *os.File, off, n int64) ([]byte, error) {
+	buf := make([]byte, n)
+	got, err := f.ReadAt(buf, off)
+	if got == len(buf) {
+		return buf, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
+}

@@ -1,0 +1,126 @@
+package objectstoretest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sediment-io/sediment/storage/objectstore"
+)
+
+// testPutGet: bytes come back exactly, and neither the caller's slice
+// after Put nor a returned slice aliases the stored object.
+func testPutGet(t *testing.T, s objectstore.Store, prefix string) {
+	key := prefix + "obj"
+	data := make([]byte, 256)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	want := append([]byte(nil), data...)
+	mustPut(t, s, key, data)
+	data[0] = 0xff
+	got := mustGet(t, s, key)
+	checkBytes(t, "Get after Put", got, want)
+	got[1] = 0xff
+	checkBytes(t, "second Get", mustGet(t, s, key), want)
+}
+
+// testGetMissing: every read of a missing key says IsNotExist.
+func testGetMissing(t *testing.T, s objectstore.Store, prefix string) {
+	key := prefix + "missing"
+	ctx := t.Context()
+	if _, err := s.Get(ctx, key); !objectstore.IsNotExist(err) {
+		t.Errorf("Get(missing) = %v, want IsNotExist", err)
+	}
+	if _, err := s.GetRange(ctx, key, 0, 1); !objectstore.IsNotExist(err) {
+		t.Errorf("GetRange(missing) = %v, want IsNotExist", err)
+	}
+	if _, err := s.Stat(ctx, key); !objectstore.IsNotExist(err) {
+		t.Errorf("Stat(missing) = %v, want IsNotExist", err)
+	}
+}
+
+// testGetRange: ranges at the start, middle and end, ranges cut short by
+// the end, and offsets at and past the end.
+func testGetRange(t *testing.T, s objectstore.Store, prefix string) {
+	key := prefix + "obj"
+	data := randomBytes(100, 1)
+	mustPut(t, s, key, data)
+	for _, c := range []struct{ off, length, wantLen int64 }{
+		{0, 10, 10}, {45, 10, 10}, {90, 10, 10}, {0, 100, 100},
+		{95, 10, 5}, {0, 1000, 100}, {99, 1, 1}, {100, 10, 0}, {50, 0, 0},
+	} {
+		got, err := s.GetRange(t.Context(), key, c.off, c.length)
+		if err != nil {
+			t.Fatalf("GetRange(%d, %d): %v", c.off, c.length, err)
+		}
+		if int64(len(got)) != c.wantLen {
+			t.Fatalf("GetRange(%d, %d) returned %d bytes, want %d", c.off, c.length, len(got), c.wantLen)
+		}
+		checkBytes(t, "GetRange", got, data[c.off:c.off+c.wantLen])
+	}
+	if _, err := s.GetRange(t.Context(), key, 101, 1); !errors.Is(err, objectstore.ErrInvalidRange) {
+		t.Errorf("GetRange(off > size) = %v, want ErrInvalidRange", err)
+	}
+	if _, err := s.GetRange(t.Context(), key, -1, 1); err == nil {
+		t.Errorf("GetRange(off -1) succeeded, want an error")
+	}
+}
+
+// testEmptyObject: a zero-byte object is an object like any other.
+func testEmptyObject(t *testing.T, s objectstore.Store, prefix string) {
+	key := prefix + "empty"
+	etag := mustPut(t, s, key, nil)
+	checkBytes(t, "Get(empty)", mustGet(t, s, key), nil)
+	if info := mustStat(t, s, key); info.Size != 0 || info.ETag != etag {
+		t.Errorf("Stat(empty) = %+v, want size 0 and ETag %s", info, etag)
+	}
+	got, err := s.GetRange(t.Context(), key, 0, 10)
+	if err != nil || len(got) != 0 {
+		t.Errorf("GetRange(empty, 0, 10) = %d bytes, %v; want 0 bytes", len(got), err)
+	}
+	if _, err := s.GetRange(t.Context(), key, 1, 1); !errors.Is(err, objectstore.ErrInvalidRange) {
+		t.Errorf("GetRange(empty, 1, 1) = %v, want ErrInvalidRange", err)
+	}
+	if keys := listKeys(t, s, prefix); len(keys) != 1 || keys[0] != key {
+		t.Errorf("List = %q, want [%q]", keys, key)
+	}
+}
+
+// testNestedKeys: deep keys, and a key that is also a prefix of others.
+func testNestedKeys(t *testing.T, s objectstore.Store, prefix string) {
+	deep, mid := prefix+"x/y/z/w.obj", prefix+"x/y"
+	mustPut(t, s, deep, []byte("deep"))
+	mustPut(t, s, mid, []byte("mid"))
+	checkBytes(t, "Get(deep)", mustGet(t, s, deep), []byte("deep"))
+	checkBytes(t, "Get(mid)", mustGet(t, s, mid), []byte("mid"))
+	if keys := listKeys(t, s, prefix+"x/y/"); len(keys) != 1 || keys[0] != deep {
+		t.Errorf("List(x/y/) = %q, want [%q]", keys, deep)
+	}
+	for _, key := range []string{deep, mid} {
+		if err := s.Delete(t.Context(), key); err != nil {
+			t.Fatalf("Delete(%q): %v", key, err)
+		}
+	}
+	if keys := listKeys(t, s, prefix); len(keys) != 0 {
+		t.Errorf("List after deleting everything = %q, want none", keys)
+	}
+}
+
+// testLargeObject: 24 MiB round trip and ranges deep inside it.
+func testLargeObject(t *testing.T, s objectstore.Store, prefix string) {
+	const size = 24 << 20
+	key := prefix + "large"
+	data := randomBytes(size, 2)
+	etag := mustPut(t, s, key, data)
+	checkBytes(t, "Get(large)", mustGet(t, s, key), data)
+	if info := mustStat(t, s, key); info.Size != size || info.ETag != etag {
+		t.Errorf("Stat(large) = %+v, want size %d and ETag %s", info, size, etag)
+	}
+	for _, r := range [][2]int64{{16<<20 - 3, 5 << 20}, {size - 10, 1 << 20}, {1 << 20, 1}} {
+		got, err := s.GetRange(t.Context(), key, r[0], r[1])
+		if err != nil {
+			t.Fatalf("GetRange(large, %d, %d): %v", r[0], r[1], err)
+		}
+		checkBytes(t, "GetRange(large)", got, data[r[0]:min(r[0]+r[1], size)])
+	}
+}

@@ -1,0 +1,144 @@
+package partition
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/wal"
+)
+
+// walBatch is the WAL record type of an appended batch. Its payload is
+// topic id [16] | partition int32 BE | the batch as stored (frozen format).
+const walBatch wal.RecordType = 1
+
+const walBatchHeader = 20
+
+// AppendResult says where an appended batch landed and how to wait for it.
+type AppendResult struct {
+	BaseOffset     int64
+	LogAppendTime  int64 // -1 unless the topic uses LogAppendTime
+	LogStartOffset int64
+	Duplicate      bool // a retried batch; BaseOffset is the original's
+	durable        durableToken
+}
+
+// durableToken is what Wait needs to know an append is durable.
+type durableToken struct {
+	p      *Partition
+	end    int64
+	walEnd wal.Pos
+	hasWAL bool
+}
+
+// Append validates one record batch (as sent by a producer) and appends it
+// to the partition. The batch slice is rewritten in place (base offset, and
+// timestamps for LogAppendTime topics). The append is not yet durable: pass
+// the result to Wait before acknowledging it.
+func (l *Log) Append(p *Partition, raw []byte) (AppendResult, error) {
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	b, err := ParseBatch(raw)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	cfg := p.topic.cfg.Load()
+	if len(raw) > cfg.maxBatchBytes {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), cfg.maxBatchBytes)
+	}
+	res := AppendResult{LogAppendTime: -1}
+	if cfg.logAppendTime {
+		res.LogAppendTime = time.Now().UnixMilli()
+		setLogAppendTime(raw, res.LogAppendTime)
+		b.MaxTimestamp = res.LogAppendTime
+	}
+	var victims []*batchRef
+	defer func() { evictAll(victims) }() // runs after the unlocks below
+	l.appendGate.RLock()
+	defer l.appendGate.RUnlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return AppendResult{}, ErrUnknownPartition
+	}
+	res.LogStartOffset = p.logStart
+	dupBase, dup, err := p.producers.check(&b, p.next > 0)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if dup {
+		res.BaseOffset, res.Duplicate = dupBase, true
+		res.durable = durableToken{p: p, end: dupBase + int64(b.NumRecords)}
+		return res, nil
+	}
+	res, victims, err = l.appendLocked(p, &b, res)
+	return res, err
+}
+
+func evictAll(victims []*batchRef) {
+	for _, v := range victims {
+		v.part.evict(v)
+	}
+}
+
+func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResult, []*batchRef, error) {
+	base := p.next
+	setBaseOffset(b.Raw, base)
+	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
+		size: len(b.Raw), data: append([]byte(nil), b.Raw...)}
+	res.BaseOffset = base
+	res.durable = durableToken{p: p, end: ref.end}
+	if l.opts.Durability == DurabilityWAL {
+		start, end, err := l.wal.Append(walBatch, encodeWALBatch(p.topic.ID, p.index, b.Raw))
+		if err != nil {
+			return AppendResult{}, nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		ref.walPos, ref.hasWAL = start, true
+		res.durable.walEnd, res.durable.hasWAL = end, true
+	}
+	p.producers.update(b, base)
+	p.next = ref.end
+	p.refs = append(p.refs, ref)
+	l.up.markDirty(p, int64(ref.size))
+	l.m.appendedBytes.Add(float64(ref.size))
+	return res, l.tail.push(ref), nil
+}
+
+// Wait blocks until the append is durable under the durability mode (and so
+// visible to consumers), or ctx ends.
+func (l *Log) Wait(ctx context.Context, res AppendResult) error {
+	d := res.durable
+	if d.p == nil {
+		return nil
+	}
+	if !d.hasWAL {
+		return d.p.waitHW(ctx, d.end)
+	}
+	if err := l.wal.Wait(ctx, d.walEnd); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	d.p.advanceHW(d.end)
+	return nil
+}
+
+func encodeWALBatch(id metadata.TopicID, part int32, raw []byte) []byte {
+	buf := make([]byte, walBatchHeader, walBatchHeader+len(raw))
+	copy(buf, id[:])
+	binary.BigEndian.PutUint32(buf[16:], uint32(part))
+	return append(buf, raw...)
+}
+
+func decodeWALBatch(payload []byte) (metadata.TopicID, int32, []byte, error) {
+	var id metadata.TopicID
+	if len(payload) < walBatchHeader+batchHeaderLen {
+		return id, 0, nil, fmt.Errorf("partition: WAL batch record of %d bytes is too short", len(payload))
+	}
+	copy(id[:], payload)
+	return id, int32(binary.BigEndian.Uint32(payload[16:])), payload[walBatchHeader:], nil
+}

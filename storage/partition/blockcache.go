@@ -1,0 +1,174 @@
+package partition
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sediment-io/sediment/storage/objectstore"
+)
+
+// blockCache caches fixed-size blocks of objects, bounded by bytes, least
+// recently used out first. Concurrent misses on one block share a single
+// ranged GET. A read that ends in the last block it touched prefetches the
+// next block in the background (readahead for sequential consumers).
+type blockCache struct {
+	store     objectstore.Store
+	blockSize int64
+	limit     int64
+	m         *Metrics
+
+	mu      sync.Mutex // guards lru, entries, bytes and closed
+	lru     *list.List // of *block, most recent at the front
+	entries map[blockKey]*block
+	bytes   int64
+	closed  bool
+
+	prefetch chan struct{} // semaphore bounding readahead GETs
+	wg       sync.WaitGroup
+}
+
+type blockKey struct {
+	object string
+	index  int64
+}
+
+// block is one cached block. ready is closed once data or err is set.
+type block struct {
+	key   blockKey
+	ready chan struct{}
+	data  []byte
+	err   error
+	elem  *list.Element
+}
+
+func newBlockCache(store objectstore.Store, limit, blockSize int64, m *Metrics) *blockCache {
+	return &blockCache{store: store, blockSize: blockSize, limit: limit, m: m,
+		lru: list.New(), entries: map[blockKey]*block{}, prefetch: make(chan struct{}, 4)}
+}
+
+// read returns n bytes of object at off, assembled from cached blocks. The
+// block after the last one read is prefetched when it starts before
+// aheadLimit (the end of the caller's region).
+func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit int64) ([]byte, error) {
+	first, last := off/c.blockSize, (off+n-1)/c.blockSize
+	out := make([]byte, 0, n)
+	for i := first; i <= last; i++ {
+		b, err := c.get(ctx, blockKey{object, i})
+		if err != nil {
+			return nil, err
+		}
+		lo := max(off-i*c.blockSize, 0)
+		hi := min(off+n-i*c.blockSize, int64(len(b)))
+		if lo > hi {
+			return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
+		}
+		out = append(out, b[lo:hi]...)
+	}
+	if int64(len(out)) != n {
+		return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
+	}
+	if (last+1)*c.blockSize < aheadLimit {
+		c.readahead(blockKey{object, last + 1})
+	}
+	return out, nil
+}
+
+// get returns a block, loading it on a miss.
+func (c *blockCache) get(ctx context.Context, k blockKey) ([]byte, error) {
+	c.mu.Lock()
+	b, ok := c.entries[k]
+	if ok {
+		c.lru.MoveToFront(b.elem)
+		c.mu.Unlock()
+		c.m.blockCache.WithLabelValues("hit").Inc()
+	} else {
+		b = c.insertLocked(k)
+		c.mu.Unlock()
+		c.m.blockCache.WithLabelValues("miss").Inc()
+		c.load(ctx, b)
+	}
+	select {
+	case <-b.ready:
+		return b.data, b.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *blockCache) insertLocked(k blockKey) *block {
+	b := &block{key: k, ready: make(chan struct{})}
+	b.elem = c.lru.PushFront(b)
+	c.entries[k] = b
+	return b
+}
+
+// load fetches b with a ranged GET. Failed loads leave the cache so the next
+// read retries.
+func (c *blockCache) load(ctx context.Context, b *block) {
+	// Detach from the caller's cancellation: other readers may wait on
+	// this load too.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	data, err := c.store.GetRange(ctx, b.key.object, b.key.index*c.blockSize, c.blockSize)
+	c.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b.data, b.err = data, err
+	close(b.ready)
+	if err != nil || c.entries[b.key] != b {
+		c.removeLocked(b)
+		return
+	}
+	c.bytes += int64(len(data))
+	for c.bytes > c.limit && c.lru.Len() > 1 {
+		c.removeLocked(c.lru.Back().Value.(*block))
+	}
+}
+
+func (c *blockCache) removeLocked(b *block) {
+	if c.entries[b.key] != b {
+		return
+	}
+	delete(c.entries, b.key)
+	c.lru.Remove(b.elem)
+	select {
+	case <-b.ready:
+		c.bytes -= int64(len(b.data))
+	default:
+	}
+}
+
+// readahead loads k in the background if it is not cached, bounded by the
+// prefetch semaphore; it gives up silently when all slots are busy.
+func (c *blockCache) readahead(k blockKey) {
+	c.mu.Lock()
+	if _, ok := c.entries[k]; ok || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	select {
+	case c.prefetch <- struct{}{}:
+	default:
+		c.mu.Unlock()
+		return
+	}
+	b := c.insertLocked(k)
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.prefetch }()
+		c.load(context.Background(), b)
+	}()
+}
+
+// close waits for readahead loads to finish.
+func (c *blockCache) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.wg.Wait()
+}

@@ -1,0 +1,98 @@
+package partition
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/sediment-io/sediment/metadata"
+)
+
+// readObjects serves a read from the object store: it finds the segment
+// holding offset in the metadata index, walks its batch headers through the
+// block cache to the batch holding offset, and returns whole batches up to
+// maxBytes, never past plan.objectEnd.
+func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan readPlan, maxBytes int, first bool) (FetchResult, error) {
+	res := plan.res
+	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)
+	if err != nil {
+		return res, fmt.Errorf("%w: index lookup: %v", ErrStorage, err)
+	}
+	if !ok || seg.EndOffset <= offset {
+		return res, nil // removed by retention since we planned
+	}
+	pos, err := l.seekBatch(ctx, seg, offset)
+	if err != nil {
+		return res, err
+	}
+	end, err := l.spanBatches(ctx, seg, pos, plan.objectEnd, maxBytes, first)
+	if err != nil || end == pos {
+		return res, err
+	}
+	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, end-pos, seg.Pos+seg.Len)
+	if err != nil {
+		return res, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	err = splitBatches(data, func(_, _ int64, raw []byte) bool {
+		res.Batches = append(res.Batches, raw)
+		return true
+	})
+	res.Bytes, res.Source = len(data), "object"
+	l.m.fetchSource.WithLabelValues("object").Inc()
+	return res, err
+}
+
+// batchHead is the part of a stored batch header needed to walk a region.
+type batchHead struct {
+	base, last int64
+	size       int64
+}
+
+// headAt reads the header of the batch at pos within the segment's region.
+func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batchHead, error) {
+	if seg.Len-pos < batchHeaderLen {
+		return batchHead{}, fmt.Errorf("%w: object %s: truncated batch at %d", ErrStorage, seg.Object, seg.Pos+pos)
+	}
+	h, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len)
+	if err != nil {
+		return batchHead{}, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+	if size < batchHeaderLen || size > seg.Len-pos {
+		return batchHead{}, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos)
+	}
+	base := batchBaseOffset(h)
+	return batchHead{base: base, last: base + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:]))), size: size}, nil
+}
+
+// seekBatch returns the region position of the batch holding offset.
+func (l *Log) seekBatch(ctx context.Context, seg metadata.Segment, offset int64) (int64, error) {
+	for pos := int64(0); pos < seg.Len; {
+		h, err := l.headAt(ctx, seg, pos)
+		if err != nil {
+			return 0, err
+		}
+		if h.last >= offset {
+			return pos, nil
+		}
+		pos += h.size
+	}
+	return 0, fmt.Errorf("%w: object %s has no batch with offset %d", ErrStorage, seg.Object, offset)
+}
+
+// spanBatches returns where the run of whole batches starting at pos ends,
+// limited by maxBytes (at least one batch when first) and by endOffset.
+func (l *Log) spanBatches(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) (int64, error) {
+	end := pos
+	for end < seg.Len {
+		h, err := l.headAt(ctx, seg, end)
+		if err != nil {
+			return 0, err
+		}
+		if h.last >= endOffset || (end-pos+h.size > int64(maxBytes) && !(first && end == pos)) {
+			break
+		}
+		end += h.size
+	}
+	return end, nil
+}

@@ -1,0 +1,191 @@
+package partition
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/wal"
+)
+
+// batchRef is one stored record batch of a partition as the live log knows
+// it: where it is, and its bytes while they are cached.
+type batchRef struct {
+	part     *Partition
+	base     int64 // first offset
+	end      int64 // one past the last offset
+	maxTS    int64
+	size     int
+	walPos   wal.Pos // frame holding the batch; valid when hasWAL
+	hasWAL   bool
+	data     []byte // the batch; nil once evicted from the tail cache
+	uploaded bool   // committed to the object store and metadata
+}
+
+// Partition is one partition's live log. Appends and reads go through its
+// mutex; the uploader owns upProducers.
+type Partition struct {
+	topic *Topic
+	index int32
+
+	mu sync.Mutex // guards every field below
+	// logStart is the first readable offset; hw (high watermark) ends what
+	// consumers may read: data below it is durable under the durability
+	// mode. next is the offset the next batch gets. committed ends the part
+	// of the log committed to the object store.
+	logStart, hw, next, committed int64
+	// refs holds, in offset order, every batch not yet uploaded plus
+	// uploaded batches whose bytes are still cached. refs[firstNew:] are
+	// the batches not yet uploaded.
+	refs      []*batchRef
+	firstNew  int
+	producers producers
+	waiters   []chan struct{}
+	deleted   bool
+
+	// upProducers is the producer state as of committed, owned by the
+	// uploader goroutine alone.
+	upProducers producers
+}
+
+func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition {
+	return &Partition{
+		topic:       t,
+		index:       index,
+		logStart:    st.LogStartOffset,
+		hw:          st.NextOffset,
+		next:        st.NextOffset,
+		committed:   st.NextOffset,
+		producers:   loadProducers(st.Producers),
+		upProducers: loadProducers(st.Producers),
+	}
+}
+
+// Topic returns the partition's topic.
+func (p *Partition) Topic() *Topic { return p.topic }
+
+// Index returns the partition number.
+func (p *Partition) Index() int32 { return p.index }
+
+// Offsets returns the log start offset and high watermark.
+func (p *Partition) Offsets() (logStart, hw int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logStart, p.hw
+}
+
+// advanceHW raises the high watermark to end and wakes waiting fetches.
+func (p *Partition) advanceHW(end int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advanceHWLocked(end)
+}
+
+func (p *Partition) advanceHWLocked(end int64) {
+	if end > p.next {
+		end = p.next
+	}
+	if end <= p.hw {
+		return
+	}
+	p.hw = end
+	p.wakeLocked()
+}
+
+func (p *Partition) wakeLocked() {
+	for _, ch := range p.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	p.waiters = p.waiters[:0]
+}
+
+// Notify registers ch (buffered, capacity 1) to receive a signal at the next
+// high-watermark change or deletion. Registering the same channel twice is a
+// no-op; StopNotify removes it.
+func (p *Partition) Notify(ch chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+		return
+	}
+	for _, w := range p.waiters {
+		if w == ch {
+			return
+		}
+	}
+	p.waiters = append(p.waiters, ch)
+}
+
+// StopNotify unregisters ch.
+func (p *Partition) StopNotify(ch chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, w := range p.waiters {
+		if w == ch {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			return
+		}
+	}
+}
+
+// waitHW blocks until the high watermark reaches end, the partition is
+// deleted, or ctx ends.
+func (p *Partition) waitHW(ctx context.Context, end int64) error {
+	ch := make(chan struct{}, 1)
+	defer p.StopNotify(ch)
+	for {
+		p.Notify(ch)
+		p.mu.Lock()
+		hw, deleted := p.hw, p.deleted
+		p.mu.Unlock()
+		switch {
+		case deleted:
+			return ErrUnknownPartition
+		case hw >= end:
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// findLocked returns the index of the first ref whose end is past offset.
+func (p *Partition) findLocked(offset int64) int {
+	return sort.Search(len(p.refs), func(i int) bool { return p.refs[i].end > offset })
+}
+
+// trimLocked drops leading refs that are uploaded and no longer cached.
+func (p *Partition) trimLocked() {
+	n := 0
+	for n < p.firstNew && p.refs[n].data == nil {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	p.refs = append(p.refs[:0], p.refs[n:]...)
+	p.firstNew -= n
+}
+
+// evict drops a ref's cached bytes if they can be read elsewhere (the
+// object store once uploaded, else the WAL).
+func (p *Partition) evict(r *batchRef) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !r.uploaded && !r.hasWAL {
+		return // object durability: the bytes exist nowhere else yet
+	}
+	r.data = nil
+	p.trimLocked()
+}

@@ -1,0 +1,154 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sediment-io/sediment/storage/wal"
+)
+
+// loadUploadData fills up.data with the bytes of every ref: from the tail
+// cache when still there, else from the WAL.
+func (l *Log) loadUploadData(up *upload) error {
+	up.data = make([][][]byte, len(up.refs))
+	for i, refs := range up.refs {
+		up.data[i] = make([][]byte, len(refs))
+		for j, r := range refs {
+			data, err := l.refData(r)
+			if err != nil {
+				return err
+			}
+			up.data[i][j] = data
+		}
+	}
+	return nil
+}
+
+// refData returns a batch's bytes from the cache or, once evicted, the WAL.
+func (l *Log) refData(r *batchRef) ([]byte, error) {
+	r.part.mu.Lock()
+	data, pos, hasWAL := r.data, r.walPos, r.hasWAL
+	r.part.mu.Unlock()
+	if data != nil {
+		return data, nil
+	}
+	if !hasWAL {
+		return nil, fmt.Errorf("partition: batch at offset %d is neither cached nor in the WAL", r.base)
+	}
+	return l.readWALBatch(pos)
+}
+
+func (l *Log) readWALBatch(pos wal.Pos) ([]byte, error) {
+	typ, payload, err := l.wal.ReadAt(pos)
+	if err != nil {
+		return nil, fmt.Errorf("partition: read WAL at %d: %w", pos, err)
+	}
+	if typ != walBatch {
+		return nil, fmt.Errorf("partition: WAL record at %d has type %d, want a batch", pos, typ)
+	}
+	_, _, raw, err := decodeWALBatch(payload)
+	return raw, err
+}
+
+// FetchResult is what one partition returns to a fetch.
+type FetchResult struct {
+	Batches        [][]byte // whole batches, the first containing the fetch offset
+	Bytes          int
+	HighWatermark  int64
+	LogStartOffset int64
+	Source         string // "tail", "wal" or "object"; empty when nothing was read
+}
+
+// Read returns batches of p starting with the one that holds offset, up to
+// maxBytes (the first batch is returned whole even when larger, as Kafka
+// does when first is set, KIP-74). It never returns data at or past the high
+// watermark. Reading at the high watermark returns no batches.
+func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
+	plan, err := p.planRead(offset)
+	if err != nil {
+		return plan.res, err
+	}
+	if plan.fromObjects {
+		return l.readObjects(ctx, p, offset, plan, maxBytes, first)
+	}
+	res, err := l.readRefs(plan, maxBytes, first)
+	if err != nil && len(res.Batches) == 0 {
+		// The batch was uploaded and its WAL released while we read:
+		// plan again, which now routes to the object store.
+		if plan, err = p.planRead(offset); err != nil {
+			return plan.res, err
+		}
+		if plan.fromObjects {
+			return l.readObjects(ctx, p, offset, plan, maxBytes, first)
+		}
+		return l.readRefs(plan, maxBytes, first)
+	}
+	return res, err
+}
+
+// readPlan is what a read decided under the partition lock.
+type readPlan struct {
+	res         FetchResult
+	refs        []*batchRef // candidate refs in order (from the tail)
+	data        [][]byte    // their cached bytes (nil where evicted)
+	fromObjects bool        // offset lies before the in-memory refs
+	objectEnd   int64       // with fromObjects: read objects up to here
+}
+
+func (p *Partition) planRead(offset int64) (readPlan, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	plan := readPlan{res: FetchResult{HighWatermark: p.hw, LogStartOffset: p.logStart}}
+	if p.deleted {
+		return plan, ErrUnknownPartition
+	}
+	if offset < p.logStart || offset > p.hw {
+		return plan, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, p.logStart, p.hw)
+	}
+	if offset == p.hw {
+		return plan, nil
+	}
+	i := p.findLocked(offset)
+	if i == len(p.refs) || p.refs[i].base > offset {
+		plan.fromObjects = true
+		plan.objectEnd = min(p.hw, p.committed)
+		if i < len(p.refs) {
+			plan.objectEnd = min(plan.objectEnd, p.refs[i].base)
+		}
+		return plan, nil
+	}
+	for _, r := range p.refs[i:] {
+		if r.end > p.hw {
+			break
+		}
+		plan.refs = append(plan.refs, r)
+		plan.data = append(plan.data, r.data)
+	}
+	return plan, nil
+}
+
+// readRefs serves a read from the tail cache, falling back to the WAL for
+// evicted batches.
+func (l *Log) readRefs(plan readPlan, maxBytes int, first bool) (FetchResult, error) {
+	res := plan.res
+	res.Source = "tail"
+	for i, r := range plan.refs {
+		if res.Bytes+r.size > maxBytes && !(first && i == 0) {
+			break
+		}
+		data := plan.data[i]
+		if data == nil {
+			var err error
+			if data, err = l.refData(r); err != nil {
+				return res, err
+			}
+			res.Source = "wal"
+		}
+		res.Batches = append(res.Batches, data)
+		res.Bytes += len(data)
+	}
+	if len(res.Batches) > 0 {
+		l.m.fetchSource.WithLabelValues(res.Source).Inc()
+	}
+	return res, nil
+}

@@ -1,0 +1,80 @@
+package partition
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sediment-io/sediment/storage/wal"
+)
+
+// openWAL opens the WAL and replays every batch not yet committed to the
+// object store into its partition, so the partition's offsets, producer
+// state and upload queue are as they were before the crash. Batches of
+// deleted topics and batches already committed are skipped.
+func (l *Log) openWAL() error {
+	var replayed, skipped int
+	replay := func(pos wal.Pos, typ wal.RecordType, payload []byte) error {
+		if typ != walBatch {
+			return fmt.Errorf("partition: WAL record at %d has unknown type %d", pos, typ)
+		}
+		id, idx, raw, err := decodeWALBatch(payload)
+		if err != nil {
+			return err
+		}
+		t, ok := l.byID[id]
+		p := (*Partition)(nil)
+		if ok {
+			p = t.Partition(idx)
+		}
+		if p == nil {
+			skipped++
+			return nil
+		}
+		added, err := l.replayBatch(p, pos, raw)
+		if added {
+			replayed++
+		} else {
+			skipped++
+		}
+		return err
+	}
+	w, err := wal.Open(wal.Options{
+		Dir:          l.opts.WALDir,
+		FS:           l.opts.WALFS,
+		SegmentBytes: l.opts.WALSegmentBytes,
+		Logger:       l.log,
+		OnSync: func(d time.Duration, _ int) {
+			l.m.fsyncSeconds.Observe(d.Seconds())
+		},
+	}, replay)
+	if err != nil {
+		return fmt.Errorf("partition: recover WAL: %w", err)
+	}
+	l.wal = w
+	l.log.Info("WAL replayed", "batches_recovered", replayed, "batches_skipped", skipped)
+	return nil
+}
+
+// replayBatch re-adds one recovered batch to p unless it is already in the
+// object store.
+func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
+	if len(raw) < batchHeaderLen {
+		return false, fmt.Errorf("partition: WAL batch at %d is truncated", pos)
+	}
+	b := readHeader(raw)
+	base := batchBaseOffset(raw)
+	if base < p.next {
+		return false, nil // committed before the crash
+	}
+	if base > p.next {
+		return false, fmt.Errorf("partition: %s/%d: WAL batch at offset %d but the log ends at %d: data is missing",
+			p.topic.Name, p.index, base, p.next)
+	}
+	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
+		size: len(raw), walPos: pos, hasWAL: true}
+	p.producers.update(&b, base)
+	p.next, p.hw = ref.end, ref.end
+	p.refs = append(p.refs, ref)
+	l.up.markDirty(p, int64(ref.size))
+	return true, nil
+}

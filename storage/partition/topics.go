@@ -1,0 +1,243 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"time"
+
+	"github.com/sediment-io/sediment/metadata"
+)
+
+// Errors of topic administration.
+var (
+	ErrTopicExists       = errors.New("partition: topic already exists")
+	ErrInvalidPartitions = errors.New("partition: invalid partition count")
+	ErrInvalidConfig     = errors.New("partition: invalid config")
+)
+
+// MaxPartitions bounds the partitions of one topic.
+const MaxPartitions = 100000
+
+// Topic returns the named topic.
+func (l *Log) Topic(name string) (*Topic, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	t, ok := l.topics[name]
+	return t, ok
+}
+
+// TopicByID returns the topic with the given id.
+func (l *Log) TopicByID(id metadata.TopicID) (*Topic, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	t, ok := l.byID[id]
+	return t, ok
+}
+
+// Topics returns every topic sorted by name.
+func (l *Log) Topics() []*Topic {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]*Topic, 0, len(l.topics))
+	for _, t := range l.topics {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// CreateTopic creates a topic with the given partitions and configs. With
+// validateOnly it checks everything and creates nothing.
+func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, configs map[string]string, validateOnly bool) (*Topic, error) {
+	if partitions <= 0 || partitions > MaxPartitions {
+		return nil, fmt.Errorf("%w: %d (must be 1..%d)", ErrInvalidPartitions, partitions, MaxPartitions)
+	}
+	if err := metadata.ValidateConfigs(metadata.TopicConfigDefs, configs); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if _, ok := l.Topic(name); ok {
+		return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
+	}
+	if validateOnly {
+		return nil, nil
+	}
+	mt := metadata.Topic{Name: name, ID: metadata.NewTopicID(), Partitions: partitions,
+		Configs: maps.Clone(configs), CreatedMs: time.Now().UnixMilli()}
+	if err := l.meta.CreateTopic(ctx, mt); err != nil {
+		if errors.Is(err, metadata.ErrTopicExists) {
+			return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
+		}
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := newTopic(mt, l.broker)
+	parts := make([]*Partition, partitions)
+	for i := range parts {
+		parts[i] = newPartition(t, int32(i), metadata.PartitionState{})
+	}
+	t.parts.Store(&parts)
+	l.topics[name], l.byID[t.ID] = t, t
+	l.log.Info("topic created", "topic", name, "partitions", partitions, "id", mt.ID.String())
+	return t, nil
+}
+
+// DeleteTopic deletes the topic and its data.
+func (l *Log) DeleteTopic(ctx context.Context, name string) error {
+	mt, ok, err := l.meta.Topic(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownPartition, name)
+	}
+	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	t := l.topics[name]
+	delete(l.topics, name)
+	delete(l.byID, mt.ID)
+	l.mu.Unlock()
+	if t != nil {
+		for _, p := range t.Partitions() {
+			l.up.forget(p.markDeleted())
+		}
+	}
+	l.log.Info("topic deleted", "topic", name, "id", mt.ID.String())
+	return nil
+}
+
+// markDeleted fails the partition's future appends and reads, wakes its
+// waiters, and returns the bytes it still had waiting for upload.
+func (p *Partition) markDeleted() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleted = true
+	p.wakeLocked()
+	var n int64
+	for _, r := range p.refs[p.firstNew:] {
+		n += int64(r.size)
+	}
+	return n
+}
+
+// CreatePartitions grows the topic to count partitions.
+func (l *Log) CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error {
+	return l.updateTopic(ctx, name, func(mt *metadata.Topic) error {
+		if count <= mt.Partitions || count > MaxPartitions {
+			return fmt.Errorf("%w: topic %s has %d partitions, cannot change to %d", ErrInvalidPartitions, name, mt.Partitions, count)
+		}
+		mt.Partitions = count
+		return nil
+	}, validateOnly)
+}
+
+// ConfigEdit returns the new set of configs given the current one (which it
+// may modify), or an error naming the bad config.
+type ConfigEdit func(map[string]string) (map[string]string, error)
+
+// SetTopicConfigs replaces the configs set on the topic by what edit returns.
+func (l *Log) SetTopicConfigs(ctx context.Context, name string, edit ConfigEdit, validateOnly bool) error {
+	return l.updateTopic(ctx, name, func(mt *metadata.Topic) error {
+		next, err := edit(maps.Clone(mt.Configs))
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+		if err := metadata.ValidateConfigs(metadata.TopicConfigDefs, next); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+		mt.Configs = next
+		return nil
+	}, validateOnly)
+}
+
+// updateTopic applies change to the stored topic with compare-and-swap and
+// then to the live topic.
+func (l *Log) updateTopic(ctx context.Context, name string, change func(*metadata.Topic) error, validateOnly bool) error {
+	for range 16 {
+		old, ok, err := l.meta.Topic(ctx, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrUnknownPartition, name)
+		}
+		mt := old
+		mt.Configs = maps.Clone(old.Configs)
+		if err := change(&mt); err != nil || validateOnly {
+			return err
+		}
+		err = l.meta.UpdateTopic(ctx, old, mt)
+		if metadata.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		l.applyTopic(mt)
+		return nil
+	}
+	return fmt.Errorf("partition: update topic %s: too many concurrent changes", name)
+}
+
+func (l *Log) applyTopic(mt metadata.Topic) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.topics[mt.Name]
+	if t == nil || t.ID != mt.ID {
+		return
+	}
+	t.setConfig(mt.Configs, l.broker)
+	old := t.Partitions()
+	if int(mt.Partitions) > len(old) {
+		parts := append([]*Partition(nil), old...)
+		for i := int32(len(old)); i < mt.Partitions; i++ {
+			parts = append(parts, newPartition(t, i, metadata.PartitionState{}))
+		}
+		t.parts.Store(&parts)
+	}
+}
+
+// BrokerConfig returns the dynamic broker configs.
+func (l *Log) BrokerConfig() map[string]string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return maps.Clone(l.broker)
+}
+
+// SetBrokerConfig replaces the dynamic broker configs by what edit returns.
+func (l *Log) SetBrokerConfig(ctx context.Context, edit ConfigEdit, validateOnly bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	next, err := edit(maps.Clone(l.broker))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if err := metadata.ValidateConfigs(metadata.BrokerConfigDefs, next); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	for name := range next {
+		if metadata.BrokerConfigDefs[name].ReadOnly && next[name] != l.broker[name] {
+			return fmt.Errorf("%w: %s cannot be altered", ErrInvalidConfig, name)
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	if err := l.meta.SetBrokerConfig(ctx, next, l.brokerCV); err != nil {
+		return err
+	}
+	cfg, v, err := l.meta.BrokerConfig(ctx)
+	if err != nil {
+		return err
+	}
+	l.broker, l.brokerCV = cfg, v
+	for _, t := range l.topics {
+		t.setConfig(t.cfg.Load().own, l.broker)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package wal
+
+import "fmt"
+
+// maxSpareBuffer is the largest emptied batch buffer kept for reuse; a
+// bigger one (after a burst) is left to the garbage collector.
+const maxSpareBuffer = 4 << 20
+
+// batch is the work of one flush: the encoded frames from start, and the
+// positions inside it where a new segment begins.
+type batch struct {
+	start Pos
+	buf   []byte
+	rolls []Pos
+}
+
+// runFlusher is the flusher goroutine: the group commit loop. Each kick
+// means "something is pending"; the flusher takes everything pending at
+// once, writes it and fsyncs once for all of it.
+func (w *WAL) runFlusher() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.kick:
+			w.flush()
+		case <-w.stop:
+			w.flush() // Close forbids appends first, so this takes the rest
+			return
+		}
+	}
+}
+
+// flush writes and fsyncs everything pending, if the log has not failed.
+func (w *WAL) flush() {
+	b, ok := w.takeBatch()
+	if !ok {
+		return
+	}
+	err := w.writeBatch(b)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.failLocked(err)
+		return // inflight stays readable
+	}
+	if cap(w.inflight) <= maxSpareBuffer {
+		w.spare = w.inflight[:0]
+	}
+	w.inflight = nil
+}
+
+// takeBatch moves the pending frames to inflight, where ReadAt still finds
+// them while they are written.
+func (w *WAL) takeBatch() (batch, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil || len(w.pending) == 0 {
+		return batch{}, false
+	}
+	b := batch{start: w.pendingStart, buf: w.pending, rolls: w.rolls}
+	w.inflight, w.inflightStart = w.pending, w.pendingStart
+	w.pending, w.rolls, w.pendingStart = nil, nil, w.head
+	return b, true
+}
+
+// writeBatch writes b, rolling to new segments where b says, and fsyncs.
+// A segment is fsynced before its successor is created, so only the last
+// segment can ever hold a torn tail.
+func (w *WAL) writeBatch(b batch) error {
+	pos, buf := b.start, b.buf
+	for _, r := range b.rolls {
+		n := int(r - pos)
+		if err := w.write(buf[:n]); err != nil {
+			return err
+		}
+		if err := w.roll(r); err != nil {
+			return err
+		}
+		pos, buf = r, buf[n:]
+	}
+	if err := w.write(buf); err != nil {
+		return err
+	}
+	return w.syncActive(pos + Pos(len(buf)))
+}
+
+// write appends p to the active segment.
+func (w *WAL) write(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	n, err := w.act.f.Write(p)
+	w.actUnsynced += n
+	if err != nil {
+		return fmt.Errorf("wal: write %s: %w", w.act.path, err)
+	}
+	return nil
+}
+
+// roll seals the active segment and makes a new one starting at start.
+func (w *WAL) roll(start Pos) error {
+	if err := w.syncActive(start); err != nil {
+		return err
+	}
+	seg, err := w.sync.createSegment(start)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.segs = append(w.segs, seg)
+	w.mu.Unlock()
+	w.act = seg
+	return nil
+}
+
+// syncActive fsyncs the active segment, whose data ends at upTo, and makes
+// upTo durable. It is never retried: after a failed fsync the kernel may
+// have dropped the dirty pages (fsyncgate), so the caller fails the log.
+func (w *WAL) syncActive(upTo Pos) error {
+	if w.actUnsynced == 0 {
+		return nil
+	}
+	d, err := w.sync.syncFile(w.act.f, w.act.path)
+	if err != nil {
+		return err
+	}
+	n := w.actUnsynced
+	w.actUnsynced = 0
+	w.mu.Lock()
+	w.syncs++
+	w.syncedBytes += uint64(n)
+	w.written, w.durable = upTo, upTo
+	w.wakeLocked()
+	w.mu.Unlock()
+	if w.opts.OnSync != nil {
+		w.opts.OnSync(d, n)
+	}
+	return nil
+}

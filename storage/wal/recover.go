@@ -46,6 +46,14 @@ func (r *recoverer) run() ([]*segment, Pos, error) {
 		}
 		r.segs = append(r.segs, seg)
 	}
+	// Frames written before a process crash but never fsynced survive in
+	// the page cache and were just replayed: make them durable before the
+	// caller exposes them, so a later power loss cannot take them back.
+	last := r.segs[len(r.segs)-1]
+	if _, err := r.sync.syncFile(last.f, last.path); err != nil {
+		r.closeAll()
+		return nil, 0, err
+	}
 	return r.segs, r.head, nil
 }
 

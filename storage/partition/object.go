@@ -75,8 +75,8 @@ func parseFooter(obj []byte) ([]objectEntry, error) {
 		return nil, fmt.Errorf("%w: %d bytes", ErrBadObject, len(obj))
 	}
 	tr := obj[len(obj)-objTrailerLen:]
-	if string(tr[8:12]) != objMagic || tr[12] != objVersion {
-		return nil, fmt.Errorf("%w: bad magic or version %d", ErrBadObject, tr[12])
+	if string(tr[8:12]) != objMagic || tr[12] != objVersion || tr[13]|tr[14]|tr[15] != 0 {
+		return nil, fmt.Errorf("%w: bad magic, version %d or reserved bytes", ErrBadObject, tr[12])
 	}
 	n := int64(binary.BigEndian.Uint32(tr))
 	dataEnd := int64(len(obj)) - objTrailerLen - n*objEntryLen

@@ -280,7 +280,7 @@ func (u *uploader) put(ctx context.Context, key string, obj []byte) error {
 	for attempt := 1; ; attempt++ {
 		_, err := u.l.store.Put(ctx, key, obj, objectstore.Condition{IfAbsent: true})
 		u.l.m.objectOps.WithLabelValues("put", resultLabel(err)).Inc()
-		if err == nil {
+		if err == nil || objectstore.IsPrecondition(err) && u.landed(ctx, key, obj) {
 			return nil
 		}
 		if ctx.Err() != nil || attempt >= 5 {
@@ -290,6 +290,13 @@ func (u *uploader) put(ctx context.Context, key string, obj []byte) error {
 		sleepCtx(ctx, backoff)
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// landed reports whether key already holds obj: a retried PUT whose first
+// attempt succeeded but whose answer was lost fails its If-None-Match.
+func (u *uploader) landed(ctx context.Context, key string, obj []byte) bool {
+	info, err := u.l.store.Stat(ctx, key)
+	return err == nil && info.Size == int64(len(obj)) && info.ETag == objectstore.ContentETag(obj)
 }
 
 func resultLabel(err error) string {

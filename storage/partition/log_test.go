@@ -1,0 +1,218 @@
+package partition
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/objectstore/mem"
+	"github.com/sediment-io/sediment/storage/wal"
+)
+
+// logEnv is a Log's durable surroundings: a crashable WAL filesystem, an
+// object store and a metadata file, which outlive any one Log.
+type logEnv struct {
+	t     *testing.T
+	fs    *wal.MemFS
+	store *mem.Store
+	dir   string
+	meta  *metadata.Store
+	opts  Options
+}
+
+func newLogEnv(t *testing.T, edit func(*Options)) *logEnv {
+	e := &logEnv{t: t, fs: wal.NewMemFS(), store: mem.New(), dir: t.TempDir()}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		logger = slog.Default()
+	}
+	e.opts = Options{
+		Logger: logger,
+		Store:  e.store, WALDir: "/wal", WALFS: e.fs, WALSegmentBytes: 64 << 10,
+		UploadInterval: time.Hour, // tests upload explicitly with uploadAll()
+		UploadBytes:    1 << 30,
+	}
+	if edit != nil {
+		edit(&e.opts)
+	}
+	return e
+}
+
+// open opens a Log on the environment, reopening metadata if needed.
+func (e *logEnv) open() *Log {
+	e.t.Helper()
+	if e.meta == nil {
+		kv, err := metadata.OpenBolt(filepath.Join(e.dir, "meta.db"))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.meta = metadata.NewStore(kv)
+	}
+	opts := e.opts
+	opts.Meta = e.meta
+	l, err := Open(context.Background(), opts)
+	if err != nil {
+		e.t.Fatalf("open log: %v", err)
+	}
+	e.t.Cleanup(func() {
+		l.Close()
+		if e.meta != nil {
+			e.meta.Close()
+			e.meta = nil
+		}
+	})
+	return l
+}
+
+// crash simulates a power loss: unsynced WAL bytes are dropped and the Log's
+// goroutines stop without flushing or uploading anything more.
+func (e *logEnv) crash(l *Log, torn bool) {
+	if torn {
+		e.fs.CrashTorn(func(_ string, unsynced int) int { return unsynced / 2 })
+	} else {
+		e.fs.Crash()
+	}
+	l.closed.Store(true)
+	l.stop()
+	l.done.Wait()
+	l.wal.Close()
+	l.blocks.close()
+	e.meta.Close()
+	e.meta = nil
+}
+
+func createTopic(t *testing.T, l *Log, name string, parts int32, cfg map[string]string) *Topic {
+	t.Helper()
+	tp, err := l.CreateTopic(context.Background(), name, parts, cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// produce appends a batch and waits for it to be durable.
+func produce(t *testing.T, l *Log, p *Partition, tb testBatch) AppendResult {
+	t.Helper()
+	res, err := l.Append(p, tb.encode())
+	if err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	if err := l.Wait(context.Background(), res); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	return res
+}
+
+// upload runs upload cycles until nothing is pending.
+func uploadAll(t *testing.T, l *Log) {
+	t.Helper()
+	for range 100 {
+		more, err := l.up.cycle(context.Background())
+		if err != nil {
+			t.Fatalf("upload: %v", err)
+		}
+		if !more && l.up.Pending() == 0 {
+			return
+		}
+	}
+	t.Fatal("upload did not drain")
+}
+
+// readAll reads p from offset to its high watermark and returns every
+// record value by offset.
+func readAll(t *testing.T, l *Log, p *Partition, from int64) map[int64][]byte {
+	t.Helper()
+	got := map[int64][]byte{}
+	for off := from; ; {
+		res, err := l.Read(context.Background(), p, off, 1<<20, true)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		if len(res.Batches) == 0 {
+			return got
+		}
+		for _, raw := range res.Batches {
+			for o, v := range recordValues(t, raw) {
+				if o >= off {
+					got[o] = v
+				}
+			}
+			off = batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta) + 1
+		}
+	}
+}
+
+// recordValues decodes an uncompressed test batch.
+func recordValues(t *testing.T, raw []byte) map[int64][]byte {
+	out := map[int64][]byte{}
+	base := batchBaseOffset(raw)
+	recs := raw[batchHeaderLen:]
+	for len(recs) > 0 {
+		_, offDelta, n, err := recordHead(recs)
+		if err != nil {
+			t.Fatalf("bad record: %v", err)
+		}
+		body := recs[:n]
+		// skip length, attributes, ts delta, offset delta, key (-1)
+		_, k := varint(body)
+		body = body[k+1:]
+		for range 3 {
+			_, k = varint(body)
+			body = body[k:]
+		}
+		vlen, k := varint(body)
+		out[base+offDelta] = append([]byte(nil), body[k:k+int(vlen)]...)
+		recs = recs[n:]
+	}
+	return out
+}
+
+func TestAppendReadTail(t *testing.T) {
+	l := newLogEnv(t, nil).open()
+	p := createTopic(t, l, "t", 2, nil).Partition(1)
+	for i := range 5 {
+		res := produce(t, l, p, testBatch{values: values(3, string(rune('A'+i)))})
+		if res.BaseOffset != int64(3*i) {
+			t.Fatalf("batch %d at offset %d", i, res.BaseOffset)
+		}
+	}
+	got := readAll(t, l, p, 0)
+	if len(got) != 15 || !bytes.Equal(got[4], []byte("Bb")) {
+		t.Fatalf("read %d records, offset 4 = %q", len(got), got[4])
+	}
+	if _, hw := p.Offsets(); hw != 15 {
+		t.Fatalf("high watermark %d", hw)
+	}
+	if got := readAll(t, l, p, 7); len(got) != 8 {
+		t.Fatalf("read from 7: %d records", len(got))
+	}
+}
+
+func TestReadFromObjectStore(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) { o.TailCacheBytes = 1; o.BlockSize = 256 })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	for i := range 20 {
+		produce(t, l, p, testBatch{values: values(4, string(rune('a'+i)))})
+	}
+	uploadAll(t, l)
+	gets := e.store.Count(mem.OpGetRange)
+	got := readAll(t, l, p, 0)
+	if len(got) != 80 || !bytes.Equal(got[79], []byte("td")) {
+		t.Fatalf("read %d records, offset 79 = %q", len(got), got[79])
+	}
+	if e.store.Count(mem.OpGetRange) == gets {
+		t.Fatal("read did not touch the object store")
+	}
+	if got := readAll(t, l, p, 37); len(got) != 43 {
+		t.Fatalf("read from 37: %d records", len(got))
+	}
+}
+
+func varint(b []byte) (int64, int) { return binary.Varint(b) }

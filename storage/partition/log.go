@@ -136,8 +136,12 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err := l.openWAL(); err != nil {
 		return nil, err
 	}
-	l.log.Info("log recovered", "topics", len(l.topics), "wal_backlog_bytes", l.wal.Stats().Backlog,
-		"took", time.Since(start).Round(time.Millisecond))
+	if err := l.up.releaseWAL(l.wal.Head()); err != nil {
+		l.wal.Close()
+		return nil, err
+	}
+	l.log.Info("log recovered", "topics", len(l.topics), "wal_retained_bytes", l.wal.Stats().Retained,
+		"upload_pending_bytes", l.up.Pending(), "took", time.Since(start).Round(time.Millisecond))
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
 	l.done.Add(1)

@@ -24,7 +24,7 @@ func TestRelease(t *testing.T) {
 		t.Fatalf("segments after release: %v, want %v", got, starts[3:])
 	}
 	st := w.Stats()
-	if st.Backlog != int64(head-starts[3]) || st.Segments != len(starts)-3 {
+	if st.Retained != int64(head-starts[3]) || st.Backlog != int64(head-starts[3]-1) || st.Segments != len(starts)-3 {
 		t.Fatalf("stats after release: %+v", st)
 	}
 	if _, _, err := w.ReadAt(frames[0].pos); !errors.Is(err, ErrReleased) {
@@ -46,7 +46,7 @@ func TestRelease(t *testing.T) {
 	if got := tl.segments(); !slices.Equal(got, []Pos{active}) {
 		t.Fatalf("segments after releasing everything: %v", got)
 	}
-	if st := w.Stats(); st.Backlog != int64(head-active) || st.Segments != 1 {
+	if st := w.Stats(); st.Retained != int64(head-active) || st.Backlog != 0 || st.Segments != 1 {
 		t.Fatalf("stats after releasing everything: %+v", st)
 	}
 

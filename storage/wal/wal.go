@@ -52,7 +52,8 @@ type WAL struct {
 type Stats struct {
 	Head        Pos    // end of the last appended frame
 	Durable     Pos    // everything before it is fsynced
-	Backlog     int64  // Head minus the start of the oldest retained segment
+	Backlog     int64  // Head minus the released position: bytes still needed
+	Retained    int64  // Head minus the start of the oldest retained segment: bytes on disk
 	Pending     int64  // bytes appended but not yet written to a file
 	Segments    int    // segment files on disk
 	Appends     uint64 // frames appended since Open
@@ -123,7 +124,8 @@ func (w *WAL) Stats() Stats {
 	return Stats{
 		Head:        w.head,
 		Durable:     w.durable,
-		Backlog:     int64(w.head - w.segs[0].start),
+		Backlog:     int64(w.head - max(w.released, w.segs[0].start)),
+		Retained:    int64(w.head - w.segs[0].start),
 		Pending:     int64(w.head - w.written),
 		Segments:    len(w.segs),
 		Appends:     w.appends,

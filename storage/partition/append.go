@@ -87,12 +87,14 @@ func evictAll(victims []*batchRef) {
 func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResult, []*batchRef, error) {
 	base := p.next
 	setBaseOffset(b.Raw, base)
+	// The cached bytes alias the request frame: the frame is never reused,
+	// and its batches leave the FIFO tail cache together.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
-		size: len(b.Raw), data: append([]byte(nil), b.Raw...)}
+		size: len(b.Raw), data: b.Raw}
 	res.BaseOffset = base
 	res.durable = durableToken{p: p, end: ref.end}
 	if l.opts.Durability == DurabilityWAL {
-		start, end, err := l.wal.Append(walBatch, encodeWALBatch(p.topic.ID, p.index, b.Raw))
+		start, end, err := l.wal.Append(walBatch, walBatchHeaderFor(p.topic.ID, p.index), b.Raw)
 		if err != nil {
 			return AppendResult{}, nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
@@ -127,11 +129,12 @@ func (l *Log) Wait(ctx context.Context, res AppendResult) error {
 	return nil
 }
 
-func encodeWALBatch(id metadata.TopicID, part int32, raw []byte) []byte {
-	buf := make([]byte, walBatchHeader, walBatchHeader+len(raw))
+// walBatchHeaderFor is the part of a WAL batch record before the batch.
+func walBatchHeaderFor(id metadata.TopicID, part int32) []byte {
+	buf := make([]byte, walBatchHeader)
 	copy(buf, id[:])
 	binary.BigEndian.PutUint32(buf[16:], uint32(part))
-	return append(buf, raw...)
+	return buf
 }
 
 func decodeWALBatch(payload []byte) (metadata.TopicID, int32, []byte, error) {

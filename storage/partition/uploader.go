@@ -211,7 +211,10 @@ func (u *uploader) requeue(up *upload) {
 	}
 }
 
-func maxObjectBytes(uploadBytes int64) int64 { return max(4*uploadBytes, 64<<20) }
+// maxObjectBytes bounds one object (and the memory building it takes):
+// twice the upload threshold, at least 16 MiB, so a backlog drains in
+// several objects rather than one huge one.
+func maxObjectBytes(uploadBytes int64) int64 { return max(2*uploadBytes, 16<<20) }
 
 func lessPartition(a, b *Partition) bool {
 	if a.topic.Name != b.topic.Name {

@@ -6,21 +6,26 @@ import (
 	"fmt"
 )
 
-// Append copies payload into the pending buffer and returns the frame's
-// start and end positions. It never waits for I/O; Wait(ctx, end) waits
+// Append copies payload (the concatenation of its parts, so callers need not
+// build one buffer) into the pending buffer and returns the frame's start and
+// end positions. It never waits for I/O; Wait(ctx, end) waits
 // for durability. Appends are totally ordered: a later Append gets a larger
 // Pos. After the log has failed (a write or fsync error) Append returns
 // that sticky error; after Close it returns ErrClosed.
-func (w *WAL) Append(typ RecordType, payload []byte) (start, end Pos, err error) {
+func (w *WAL) Append(typ RecordType, payload ...[]byte) (start, end Pos, err error) {
 	if typ == 0 {
 		return 0, 0, errors.New("wal: append: record type 0 is reserved")
 	}
-	if len(payload) > MaxPayload {
-		return 0, 0, fmt.Errorf("wal: append: payload of %d bytes exceeds MaxPayload", len(payload))
+	n := 0
+	for _, p := range payload {
+		n += len(p)
 	}
-	crc := frameCRC(typ, payload) // outside the lock: it depends on nothing shared
+	if n > MaxPayload {
+		return 0, 0, fmt.Errorf("wal: append: payload of %d bytes exceeds MaxPayload", n)
+	}
+	crc := frameCRC(typ, payload...) // outside the lock: it depends on nothing shared
 	w.mu.Lock()
-	start, end, err = w.appendLocked(crc, typ, payload)
+	start, end, err = w.appendLocked(crc, typ, n, payload)
 	w.mu.Unlock()
 	if err == nil {
 		w.kickFlusher()
@@ -28,14 +33,14 @@ func (w *WAL) Append(typ RecordType, payload []byte) (start, end Pos, err error)
 	return start, end, err
 }
 
-func (w *WAL) appendLocked(crc uint32, typ RecordType, payload []byte) (start, end Pos, err error) {
+func (w *WAL) appendLocked(crc uint32, typ RecordType, n int, payload [][]byte) (start, end Pos, err error) {
 	switch {
 	case w.err != nil:
 		return 0, 0, w.err
 	case w.closing:
 		return 0, 0, ErrClosed
 	}
-	start, end = w.head, w.head+frameSize(len(payload))
+	start, end = w.head, w.head+frameSize(n)
 	// Segment boundaries are decided here, so that positions are final the
 	// moment Append returns; the flusher creates the files.
 	if used := int64(start - w.tailStart); used > 0 && used+int64(end-start) > w.opts.SegmentBytes {
@@ -45,7 +50,7 @@ func (w *WAL) appendLocked(crc uint32, typ RecordType, payload []byte) (start, e
 	if w.pending == nil {
 		w.pending, w.spare = w.spare, nil
 	}
-	w.pending = appendFrame(w.pending, crc, typ, payload)
+	w.pending = appendFrame(w.pending, crc, typ, n, payload...)
 	w.head = end
 	w.appends++
 	return start, end, nil

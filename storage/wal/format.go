@@ -35,27 +35,35 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // frameCRC is the CRC-32C of the type byte followed by the payload.
-func frameCRC(typ RecordType, payload []byte) uint32 {
+func frameCRC(typ RecordType, payload ...[]byte) uint32 {
 	t := [1]byte{byte(typ)}
-	return crc32.Update(crc32.Update(0, castagnoli, t[:]), castagnoli, payload)
+	crc := crc32.Update(0, castagnoli, t[:])
+	for _, p := range payload {
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	return crc
 }
 
 // frameSize is the number of bytes (and of logical positions) a frame with
 // a payload of n bytes takes.
 func frameSize(n int) Pos { return Pos(frameHeaderSize + n) }
 
-// appendFrame appends one encoded frame to dst.
-func appendFrame(dst []byte, crc uint32, typ RecordType, payload []byte) []byte {
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
+// appendFrame appends one encoded frame of n payload bytes, given in parts,
+// to dst.
+func appendFrame(dst []byte, crc uint32, typ RecordType, n int, payload ...[]byte) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
 	dst = binary.BigEndian.AppendUint32(dst, crc)
 	dst = append(dst, byte(typ))
-	return append(dst, payload...)
+	for _, p := range payload {
+		dst = append(dst, p...)
+	}
+	return dst
 }
 
 // encodeFrame returns the bytes of one frame.
 func encodeFrame(typ RecordType, payload []byte) []byte {
 	buf := make([]byte, 0, frameHeaderSize+len(payload))
-	return appendFrame(buf, frameCRC(typ, payload), typ, payload)
+	return appendFrame(buf, frameCRC(typ, payload), typ, len(payload), payload)
 }
 
 // frameHeader is a decoded 9-byte frame header.

@@ -1,0 +1,86 @@
+// Command corebench measures the core broker's figures in one run, all on
+// loopback, and prints them as JSON and as a table:
+//
+//   - produce throughput (1 KiB records, 8 partitions, acks=all, 4 producers,
+//     linger 5 ms) of Sediment, of franz-go's kfake (in memory, no
+//     durability) and of kfake with BlackholeProduce (the client's ceiling);
+//   - Sediment's fsyncs/s next to produce requests/s, PUTs/s and peak RSS
+//     during that run;
+//   - end-to-end latency percentiles at a fixed 5,000 records/s;
+//   - object PUTs/s with 8 and with 1,000 partitions under load;
+//   - restart time with 1 GiB of WAL not yet uploaded.
+//
+// Run from the repository root: go run ./bench/corebench [-duration 20s].
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+type report struct {
+	Machine       string             `json:"machine"`
+	ThroughputMBs map[string]float64 `json:"produce_throughput_mb_s"`
+	Sediment      sedimentFigures    `json:"sediment"`
+	LatencyMs     map[string]float64 `json:"e2e_latency_ms_at_5000_rps"`
+	PutsPerSec    map[string]float64 `json:"object_puts_per_s"`
+	RestartSec    float64            `json:"restart_seconds_with_1gib_wal"`
+	RestartWALGiB float64            `json:"restart_wal_gib"`
+}
+
+type sedimentFigures struct {
+	FsyncsPerSec  float64 `json:"fsyncs_per_s"`
+	ProducePerSec float64 `json:"produce_requests_per_s"`
+	PutsPerSec    float64 `json:"object_puts_per_s"`
+	PeakRSSMiB    float64 `json:"peak_rss_mib"`
+	RecordsPerSec float64 `json:"records_per_s"`
+}
+
+func main() {
+	d := flag.Duration("duration", 20*time.Second, "length of each timed run")
+	skipRestart := flag.Bool("skip-restart", false, "skip the 1 GiB WAL restart measurement")
+	out := flag.String("out", "", "also write the JSON report here")
+	flag.Parse()
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "corebench-")
+	check(err)
+	defer os.RemoveAll(work)
+	bin, err = buildBroker(ctx, work)
+	check(err)
+	r := report{Machine: machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
+	runThroughput(ctx, work, *d, &r)
+	runLatency(ctx, work, *d, &r)
+	runPuts(ctx, work, *d, &r)
+	if !*skipRestart {
+		runRestart(ctx, work, &r)
+	}
+	b, _ := json.MarshalIndent(r, "", "  ")
+	fmt.Println(string(b))
+	if *out != "" {
+		check(os.WriteFile(*out, b, 0o644))
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corebench:", err)
+		os.Exit(1)
+	}
+}
+
+func machine() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	cpus := 0
+	model := ""
+	for _, line := range splitLines(string(b)) {
+		if len(line) > 10 && line[:10] == "model name" {
+			cpus++
+			model = line
+		}
+	}
+	return fmt.Sprintf("%d cpus, %s", cpus, model)
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const mib = 1 << 20
+
+func splitLines(s string) []string { return strings.Split(s, "\n") }
+
+// runThroughput measures produce throughput on each target, alternating so
+// the machine's drift affects them alike.
+func runThroughput(ctx context.Context, work string, d time.Duration, r *report) {
+	for _, name := range []string{"kfake-blackhole", "kfake", "sediment"} {
+		t := launch(name, filepath.Join(work, "tp-"+name))
+		check(createTopic(ctx, t.addr, "tp", 8))
+		before := t.metrics()
+		bps, recs, err := throughput(ctx, t.addr, "tp", 4, 1024, d)
+		check(err)
+		after := t.metrics()
+		r.ThroughputMBs[name] = bps / mib
+		if name == "sediment" {
+			secs := d.Seconds()
+			r.Sediment = sedimentFigures{
+				FsyncsPerSec:  delta(before, after, "sediment_wal_fsyncs_total") / secs,
+				ProducePerSec: delta(before, after, `sediment_requests_total{api="Produce"}`) / secs,
+				PutsPerSec:    delta(before, after, `sediment_object_requests_total{op="put",result="ok"}`) / secs,
+				PeakRSSMiB:    float64(t.peakRSS()) / mib,
+				RecordsPerSec: float64(recs) / secs,
+			}
+		}
+		t.stop()
+		fmt.Fprintf(os.Stderr, "throughput %-16s %8.1f MB/s\n", name, bps/mib)
+	}
+}
+
+func delta(before, after map[string]float64, key string) float64 { return after[key] - before[key] }
+
+func launch(name, dir string, flags ...string) *target {
+	switch name {
+	case "kfake":
+		t, err := launchKfake(false)
+		check(err)
+		return t
+	case "kfake-blackhole":
+		t, err := launchKfake(true)
+		check(err)
+		return t
+	}
+	check(os.MkdirAll(dir, 0o755))
+	t, err := launchSediment(bin, dir, flags...)
+	check(err)
+	return t
+}
+
+// runLatency measures end-to-end latency at 5,000 records/s.
+func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
+	t := launch("sediment", filepath.Join(work, "lat"))
+	defer t.stop()
+	check(createTopic(ctx, t.addr, "lat", 8))
+	lats, err := latency(ctx, t.addr, "lat", 5000, d)
+	check(err)
+	sortDurations(lats)
+	for _, p := range []float64{50, 90, 99, 99.9, 100} {
+		r.LatencyMs[fmt.Sprintf("p%g", p)] = float64(percentile(lats, p).Microseconds()) / 1000
+	}
+	fmt.Fprintf(os.Stderr, "latency p50 %v p99 %v p99.9 %v\n", percentile(lats, 50), percentile(lats, 99), percentile(lats, 99.9))
+}
+
+// runPuts measures object PUTs/s with 8 and with 1,000 partitions taking
+// writes.
+func runPuts(ctx context.Context, work string, d time.Duration, r *report) {
+	for _, parts := range []int32{8, 1000} {
+		t := launch("sediment", filepath.Join(work, fmt.Sprintf("puts-%d", parts)))
+		check(createTopic(ctx, t.addr, "puts", parts))
+		before := t.metrics()
+		_, _, err := throughput(ctx, t.addr, "puts", 2, 1024, d)
+		check(err)
+		after := t.metrics()
+		rate := delta(before, after, `sediment_object_requests_total{op="put",result="ok"}`) / d.Seconds()
+		r.PutsPerSec[fmt.Sprintf("%d_partitions", parts)] = rate
+		t.stop()
+		fmt.Fprintf(os.Stderr, "puts/s with %d partitions: %.2f\n", parts, rate)
+	}
+}
+
+// runRestart fills the WAL with 1 GiB that is never uploaded (uploads are
+// held back by a huge interval and threshold), kills the broker with
+// SIGKILL, and times the restart until /readyz.
+func runRestart(ctx context.Context, work string, r *report) {
+	dir := filepath.Join(work, "restart")
+	t := launch("sediment", dir, "--upload-interval", "1h", "--upload-bytes", "1073741824")
+	check(createTopic(ctx, t.addr, "fill", 8))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(t.addr), kgo.DefaultProduceTopic("fill"),
+		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(20000), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	check(err)
+	value := randomBytes(1024)
+	const total = (1 << 30) / 1100 // about 1 GiB of WAL with batch and frame overhead
+	for i := 0; i < total; i++ {
+		cl.Produce(ctx, &kgo.Record{Value: value}, nil)
+	}
+	check(cl.Flush(ctx))
+	cl.Close()
+	wal := t.metrics()["sediment_wal_backlog_bytes"]
+	t.kill9()
+	start := time.Now()
+	t.flags = nil
+	check(t.start())
+	r.RestartSec = time.Since(start).Seconds()
+	r.RestartWALGiB = wal / (1 << 30)
+	t.stop()
+	fmt.Fprintf(os.Stderr, "restart with %.2f GiB of WAL: %.2fs\n", r.RestartWALGiB, r.RestartSec)
+}

@@ -159,28 +159,32 @@ func TestCrashDuringIdempotentProduce(t *testing.T) {
 		name    string
 		env     []string // for the first run
 		crash   func(t *testing.T, p *brokerProc)
-		wantLog string // the restarted broker must say this
+		wantLog string   // the restarted broker must say this
+		flags   []string // for both runs
 	}{
-		{"sigkill", nil, func(t *testing.T, p *brokerProc) { p.kill() }, "batches_recovered"},
+		{"sigkill", nil, func(t *testing.T, p *brokerProc) { p.kill() }, "batches_recovered", nil},
 		{"torn WAL tail", nil, func(t *testing.T, p *brokerProc) {
 			p.kill()
 			tearWALTail(t, p.dataDir, []byte{0, 0, 0x40, 0, 0xde, 0xad, 0xbe, 0xef, 1, 'p', 'a', 'r', 't'})
-		}, "truncating torn tail"},
+		}, "truncating torn tail", nil},
 		{"zeroed WAL tail", nil, func(t *testing.T, p *brokerProc) {
 			p.kill()
 			tearWALTail(t, p.dataDir, make([]byte, 4096))
-		}, "truncating torn tail"},
+		}, "truncating torn tail", nil},
 		{"kill between object PUT and metadata commit", []string{"SEDIMENT_TEST_CRASH_AFTER_PUTS=4"},
 			func(t *testing.T, p *brokerProc) {
 				if err := p.wait(); err == nil {
 					t.Fatal("broker exited cleanly; the crash seam did not fire")
 				}
-			}, "batches_recovered"},
+			}, "batches_recovered", nil},
+		{"sigkill with --durability object", nil, func(t *testing.T, p *brokerProc) { p.kill() }, "log recovered",
+			[]string{"--durability", "object"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			p := startProc(t, dir, "", tc.env, "--upload-interval", "100ms")
+			flags := append([]string{"--upload-interval", "100ms"}, tc.flags...)
+			p := startProc(t, dir, "", tc.env, flags...)
 			ctx, cancel := ctxFor(t, 180*time.Second)
 			defer cancel()
 			createTopics(t, p.addr, "crash", 4)
@@ -203,7 +207,7 @@ func TestCrashDuringIdempotentProduce(t *testing.T) {
 				t.Fatalf("all %d records were acknowledged before the crash: nothing was tested", n)
 			}
 			t.Logf("crashed with %d of %d records acknowledged", acks.count(), total)
-			p2 := startProc(t, dir, p.addr, nil, "--upload-interval", "100ms")
+			p2 := startProc(t, dir, p.addr, nil, flags...)
 			if logs := p2.logs.String(); tc.wantLog != "" && !strings.Contains(logs, tc.wantLog) {
 				t.Fatalf("restarted broker did not log %q:\n%s", tc.wantLog, logs)
 			}

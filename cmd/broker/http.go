@@ -2,13 +2,15 @@ package main
 
 import (
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// httpHandler serves /metrics (Prometheus), /healthz (the process is up) and
-// /readyz (storage recovered and the Kafka listener accepting).
+// httpHandler serves /metrics (Prometheus), /healthz (the process is up),
+// /readyz (storage recovered and the Kafka listener accepting) and
+// /debug/pprof/ (profiles; the listener is loopback by default).
 func (b *broker) httpHandler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -22,5 +24,10 @@ func (b *broker) httpHandler(reg *prometheus.Registry) http.Handler {
 		}
 		w.Write([]byte("ready\n"))
 	})
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }

@@ -30,6 +30,13 @@ func init() { register(kmsg.Fetch, 4, 18, handleFetch) }
 // maxFetchWait bounds a long poll whatever the client asks.
 const maxFetchWait = 5 * time.Minute
 
+// noRecords is the records field of a partition answered without data. It
+// must be empty, never null: Kafka always sends empty records, and
+// librdkafka rejects a null one ("invalid MessageSetSize -1") and throws
+// away the whole response, data of the other partitions included. kmsg
+// encodes a nil slice as null.
+var noRecords = []byte{}
+
 func handleFetch(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
@@ -114,7 +121,7 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 		for j, rp := range rt.Partitions {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
+			sp.Partition, sp.RecordBatches = rp.Partition, noRecords
 			ft := fetchTarget{req: rp, resp: sp}
 			switch {
 			case t == nil && req.Version >= 13:
@@ -145,7 +152,11 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		}
 		limit := min(int(t.req.PartitionMaxBytes), budget-total)
 		if limit <= 0 && total > 0 {
-			t.resp.RecordBatches = nil
+			// No room left, but Kafka still reports the
+			// partition's offsets.
+			t.resp.RecordBatches = noRecords
+			logStart, hw := t.part.Offsets()
+			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = hw, hw, logStart
 			continue
 		}
 		res, err := r.s.log.Read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
@@ -162,7 +173,7 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 func concatBatches(batches [][]byte) []byte {
 	switch len(batches) {
 	case 0:
-		return nil
+		return noRecords
 	case 1:
 		return batches[0]
 	}

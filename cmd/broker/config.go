@@ -32,6 +32,7 @@ type serveConfig struct {
 	TailCacheBytes  int64         // --tail-cache-bytes: recent batches in memory (default 64 MiB)
 	BlockCacheBytes int64         // --block-cache-bytes: object blocks in memory (default 64 MiB)
 	WALSegmentBytes int64         // --wal-segment-bytes (default 64 MiB)
+	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches + 160 MiB, -1 = none
 	LogLevel        string        // --log-level: debug, info, warn, error (default info)
 	LogFormat       string        // --log-format: text or json (default text)
 	ConfigFile      string        // --config FILE
@@ -52,6 +53,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.TailCacheBytes, "tail-cache-bytes", 64<<20, "memory for recent batches")
 	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks")
 	fs.Int64Var(&c.WALSegmentBytes, "wal-segment-bytes", 64<<20, "WAL segment size")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches plus 160 MiB; -1: none")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.ConfigFile, "config", "", "optional file of `flag = value` lines")
@@ -151,6 +153,7 @@ func (c *serveConfig) validate() error {
 	check(c.TailCacheBytes >= 1<<20, "--tail-cache-bytes %d: want at least 1 MiB", c.TailCacheBytes)
 	check(c.BlockCacheBytes >= 1<<20, "--block-cache-bytes %d: want at least 1 MiB", c.BlockCacheBytes)
 	check(c.WALSegmentBytes >= 1<<20 && c.WALSegmentBytes <= 1<<32, "--wal-segment-bytes %d: want 1 MiB..4 GiB", c.WALSegmentBytes)
+	check(c.MemoryLimit >= -1, "--memory-limit %d: want -1 (none), 0 (automatic) or a byte count", c.MemoryLimit)
 	check(c.Metadata == "bbolt", "--metadata %q: only bbolt is supported so far (etcd:// comes with clustering)", c.Metadata)
 	if c.ObjectStore == "" {
 		c.ObjectStore = "file://" + filepath.Join(c.DataDir, "objects")

@@ -5,7 +5,8 @@ package protocol
 // max.message.bytes) and appended in request order on the reader goroutine,
 // so pipelined requests from one producer keep their order; the durability
 // wait (WAL fsync, or the object commit with --durability object) runs on
-// the writer. acks=0 gets no response at all; acks=1 and acks=-1 both wait
+// the writer. acks=0 gets no response at all (and, as in Kafka, a failed
+// acks=0 produce closes the connection); acks=1 and acks=-1 both wait
 // for durability: nothing is acknowledged that a crash can take back.
 // Idempotent batches are deduplicated against the producer's last five
 // batches per partition (a retried duplicate is answered with the original
@@ -13,6 +14,8 @@ package protocol
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,7 +53,9 @@ func handleProduce(r *request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Acks == 0 {
-		r.noResponse = true
+		// Kafka never answers acks=0, and closes the connection when
+		// the produce failed (see request.closeAfter).
+		r.noResponse, r.closeAfter = true, len(r.errs) > 0
 	}
 	if len(waits) > 0 {
 		r.wait = func() { r.awaitDurable(req, waits) }
@@ -87,6 +92,9 @@ func (r *request) producePartition(req *kmsg.ProduceRequest, t *partition.Topic,
 	case t == nil || t.Partition(rp.Partition) == nil:
 		return fail(kerr.UnknownTopicOrPartition.Code, nil)
 	}
+	if code, err := batchFraming(rp.Records); err != nil {
+		return fail(code, err)
+	}
 	res, err := r.s.log.Append(t.Partition(rp.Partition), rp.Records)
 	if err != nil {
 		if code := errorCode(err); code == kerr.CorruptMessage.Code || code == kerr.InvalidRecord.Code {
@@ -113,4 +121,24 @@ func (r *request) awaitDurable(req *kmsg.ProduceRequest, waits []appended) {
 			w.resp.ErrorMessage = errorMessage(err)
 		}
 	}
+}
+
+// batchFraming checks that records frame at least one batch the way
+// Kafka's batch iterator does: with no whole batch (empty, or the first one
+// longer than what was sent) Kafka answers INVALID_RECORD, and a size field
+// below the smallest possible record is CORRUPT_MESSAGE. The partition
+// validates the rest.
+func batchFraming(records []byte) (int16, error) {
+	const logOverhead, minRecordSize, headerUpToMagic = 12, 14, 17
+	if len(records) < logOverhead {
+		return kerr.InvalidRecord.Code, fmt.Errorf("%d bytes of records hold no record batch", len(records))
+	}
+	size := int64(int32(binary.BigEndian.Uint32(records[8:])))
+	if size < minRecordSize {
+		return kerr.CorruptMessage.Code, fmt.Errorf("record batch size %d is below the minimum %d", size, minRecordSize)
+	}
+	if len(records) < headerUpToMagic || int64(len(records)) < size+logOverhead {
+		return kerr.InvalidRecord.Code, fmt.Errorf("record batch of %d bytes, only %d sent", size+logOverhead, len(records))
+	}
+	return 0, nil
 }

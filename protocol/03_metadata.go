@@ -4,8 +4,9 @@ package protocol
 // partition at leader epoch 0 with itself as the only replica. Unknown
 // topics are created when auto.create.topics.enable is true and the request
 // allows it (always for v0–v3, which have no flag; kafka-python relies on
-// that), with num.partitions partitions. v10+ carries topic ids; a topic
-// asked for by id alone is answered by id (UNKNOWN_TOPIC_ID when unknown).
+// that), with num.partitions partitions. v10+ carries topic ids; from v12 a
+// topic asked for by id alone is answered by id (UNKNOWN_TOPIC_ID when
+// unknown), while v10–v11 may not name topics by id (INVALID_REQUEST).
 
 import (
 	"errors"
@@ -42,11 +43,32 @@ func handleMetadata(r *request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
+	if req.Version < 12 && namesByID(req) {
+		// v10 and v11 carry the id field but name topics only by name;
+		// Kafka refuses such a request with INVALID_REQUEST on every topic.
+		for _, rt := range req.Topics {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.ErrorCode = r.code(kerr.InvalidRequest.Code)
+			resp.Topics = append(resp.Topics, mt)
+		}
+		return resp, nil
+	}
 	autoCreate := req.Version < 4 || req.AllowAutoTopicCreation
 	for _, rt := range req.Topics {
 		resp.Topics = append(resp.Topics, r.metadataFor(req, rt, autoCreate))
 	}
 	return resp, nil
+}
+
+// namesByID says whether a request names a topic by id or without a name.
+func namesByID(req *kmsg.MetadataRequest) bool {
+	for _, rt := range req.Topics {
+		if rt.Topic == nil || rt.TopicID != ([16]byte{}) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) brokerEntry() kmsg.MetadataResponseBroker {

@@ -1,7 +1,8 @@
 package protocol
 
 // CreateTopics v0–v7. num_partitions -1 takes num.partitions; a replica
-// assignment fixes the partition count instead. The replication factor is
+// assignment fixes the partition count instead (and, as in Kafka, requires
+// num_partitions and replication_factor -1). The replication factor is
 // accepted (-1 or >= 1) and reported back as 1: durability comes from the
 // WAL and the object store, not from replicas. Configs are checked against
 // the topic configs Sediment knows (INVALID_CONFIG names the bad one).
@@ -54,6 +55,11 @@ func (r *request) createTopic(req *kmsg.CreateTopicsRequest, rt kmsg.CreateTopic
 	parts, err := r.partitionCount(rt)
 	if err != nil {
 		fail(kerr.InvalidPartitions.Code, err)
+		return
+	}
+	if len(rt.ReplicaAssignment) > 0 && rt.ReplicationFactor != -1 {
+		// Kafka: a manual assignment fixes the replicas itself.
+		fail(kerr.InvalidReplicationFactor.Code, errors.New("a replica assignment was given, but the replication factor is not -1"))
 		return
 	}
 	if rt.ReplicationFactor == 0 || rt.ReplicationFactor < -1 {

@@ -80,6 +80,9 @@ func (c *conn) readLoop() {
 		case <-c.ctx.Done():
 			return
 		}
+		if r.closeAfter {
+			return
+		}
 	}
 }
 
@@ -116,7 +119,15 @@ func (c *conn) dispatch(frame []byte) (r *request, err error) {
 			err = fmt.Errorf("protocol: internal error: %v", p)
 		}
 	}()
-	r, err = c.decode(frame)
+	return c.handleFrame(frame)
+}
+
+// handleFrame decodes one request frame (everything after the size prefix)
+// and runs its handler. It does not recover panics: dispatch does that for
+// the live connection, and the fuzz test calls handleFrame directly so a
+// panic fails it.
+func (c *conn) handleFrame(frame []byte) (*request, error) {
+	r, err := c.decode(frame)
 	if err != nil || r.resp != nil {
 		return r, err
 	}
@@ -136,14 +147,17 @@ func (c *conn) writeLoop() {
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	var buf []byte
 	for r := range c.out {
-		if r.wait != nil {
-			r.wait()
-		}
+		out, err := c.answer(buf[:0], r)
 		c.s.m.observe(r)
+		if err != nil {
+			bw.Flush() // what came before is still answered
+			c.fail(err)
+			return
+		}
 		if r.noResponse {
 			continue
 		}
-		buf = encodeResponse(buf[:0], r)
+		buf = out
 		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if _, err := bw.Write(buf); err != nil {
 			c.fail(err)
@@ -160,6 +174,32 @@ func (c *conn) writeLoop() {
 	bw.Flush()
 }
 
+// answer runs r's wait and encodes its response into buf (nothing for a
+// request Kafka does not answer). An error ends the connection: an
+// unanswered request that failed (an acks=0 produce, see
+// request.closeAfter), or a panic, which is a bug and, as in dispatch, is
+// logged with its stack and closes only this connection: the writer must
+// not take the whole broker down.
+func (c *conn) answer(buf []byte, r *request) (_ []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.lg.Error("panic while answering request", "remote", c.remote, "api", kmsg.NameForKey(r.key),
+				"panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("protocol: internal error: %v", p)
+		}
+	}()
+	if r.wait != nil {
+		r.wait()
+	}
+	if !r.noResponse {
+		return encodeResponse(buf, r), nil
+	}
+	if r.closeAfter || len(r.errs) > 0 {
+		return buf, fmt.Errorf("protocol: unanswered %s failed: %s", kmsg.NameForKey(r.key), errCodeNames(r.errs))
+	}
+	return buf, nil
+}
+
 // fail ends the connection after a write error, draining the queue so the
 // reader never blocks.
 func (c *conn) fail(err error) {
@@ -169,9 +209,7 @@ func (c *conn) fail(err error) {
 	c.cancel()
 	c.nc.Close()
 	for r := range c.out {
-		if r.wait != nil {
-			r.wait()
-		}
+		c.answer(nil, r) // runs its wait: appends already made must still settle
 	}
 }
 

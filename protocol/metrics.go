@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,18 +48,30 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
+// errCodeNames lists the error codes of errs by name, for logs.
+func errCodeNames(errs map[int16]int) string {
+	var names []string
+	for code := range errs {
+		names = append(names, errLabel(code))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+// errLabel names an error code.
+func errLabel(code int16) string {
+	if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+		return e.Message
+	}
+	return strconv.Itoa(int(code))
+}
+
 // observe records one answered request.
 func (m *metrics) observe(r *request) {
 	name := kmsg.NameForKey(r.key)
 	m.requests.WithLabelValues(name).Inc()
 	m.latency.WithLabelValues(name).Observe(time.Since(r.started).Seconds())
 	for code, n := range r.errs {
-		label := strconv.Itoa(int(code))
-		if e := kerr.ErrorForCode(code); e != nil {
-			if ke, ok := e.(*kerr.Error); ok {
-				label = ke.Message
-			}
-		}
-		m.errors.WithLabelValues(name, label).Add(float64(n))
+		m.errors.WithLabelValues(name, errLabel(code)).Add(float64(n))
 	}
 }

@@ -28,6 +28,11 @@ type request struct {
 	wait func()
 	// noResponse is set for acks=0 produce, which Kafka never answers.
 	noResponse bool
+	// closeAfter ends the connection when this request's turn comes,
+	// after everything before it was answered: Kafka's answer to an acks=0
+	// produce that failed, so that the client notices and refreshes its
+	// metadata. The reader reads nothing after it.
+	closeAfter bool
 	// errs counts the error codes the response carries, for metrics.
 	errs map[int16]int
 }
@@ -98,17 +103,34 @@ func (r *request) unsupported(served bool) error {
 	r.c.s.m.rejected.WithLabelValues("unsupported_version").Inc()
 	resp := r.kreq.ResponseKind()
 	resp.SetVersion(r.version)
-	f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode")
-	if !f.IsValid() || f.Kind() != reflect.Int16 {
+	if !setTopLevelError(resp, kerr.UnsupportedVersion.Code) {
 		what := "not served"
 		if served {
 			what = fmt.Sprintf("served at v%d-v%d only", apis[r.key].min, apis[r.key].max)
 		}
 		return fmt.Errorf("protocol: %s v%d: API %s", kmsg.NameForKey(r.key), r.version, what)
 	}
-	f.SetInt(int64(r.code(kerr.UnsupportedVersion.Code)))
+	r.code(kerr.UnsupportedVersion.Code)
 	r.resp = resp
 	r.c.s.lg.Info("unsupported request answered with UNSUPPORTED_VERSION",
 		"remote", r.c.remote, "api", kmsg.NameForKey(r.key), "version", r.version)
 	return nil
+}
+
+// setTopLevelError sets resp's top-level error code and reports whether the
+// response carries one at its version. kmsg structs hold every version's
+// fields (FetchResponse has ErrorCode, written only from v7), so the answer
+// is encoded and decoded again to see whether the code survives the wire.
+func setTopLevelError(resp kmsg.Response, code int16) bool {
+	f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode")
+	if !f.IsValid() || f.Kind() != reflect.Int16 {
+		return false
+	}
+	f.SetInt(int64(code))
+	probe := kmsg.ResponseForKey(resp.Key())
+	probe.SetVersion(resp.GetVersion())
+	if err := probe.ReadFrom(resp.AppendTo(nil)); err != nil {
+		return false
+	}
+	return reflect.ValueOf(probe).Elem().FieldByName("ErrorCode").Int() == int64(code)
 }

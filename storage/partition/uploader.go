@@ -99,6 +99,9 @@ func (u *uploader) flushAll(ctx context.Context) error {
 		if !more && u.Pending() == 0 {
 			return nil
 		}
+		if ctx.Err() != nil { // cycle does not look at ctx when nothing is dirty
+			return fmt.Errorf("partition: final upload: %w with %d bytes pending", ctx.Err(), u.Pending())
+		}
 	}
 }
 
@@ -338,7 +341,9 @@ func (u *uploader) finish(up *upload, states []producers) {
 	var n int64
 	for i, p := range up.parts {
 		p.upProducers = states[i]
-		p.markUploaded(up.refs[i])
+		if p.markUploaded(up.refs[i]) {
+			continue // deleted meanwhile: markDeleted already forgot these bytes
+		}
 		for _, r := range up.refs[i] {
 			n += int64(r.size)
 		}
@@ -348,9 +353,12 @@ func (u *uploader) finish(up *upload, states []producers) {
 	u.mu.Unlock()
 }
 
-func (p *Partition) markUploaded(refs []*batchRef) {
+// markUploaded reports whether the partition had been deleted, in which
+// case markDeleted counted refs as forgotten already.
+func (p *Partition) markUploaded(refs []*batchRef) (deleted bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	deleted = p.deleted
 	for _, r := range refs {
 		r.uploaded = true
 	}
@@ -358,6 +366,7 @@ func (p *Partition) markUploaded(refs []*batchRef) {
 	p.committed = refs[len(refs)-1].end
 	p.advanceHWLocked(p.committed)
 	p.trimLocked()
+	return deleted
 }
 
 // releaseWAL frees WAL space before the first batch still waiting for upload

@@ -160,6 +160,10 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			continue
 		}
 		res, err := r.s.log.Read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
+		if err != nil {
+			// Kafka reports unknown offsets (-1) with a failed partition.
+			res.HighWatermark, res.LogStartOffset = -1, -1
+		}
 		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
 		t.resp.LogStartOffset = res.LogStartOffset
 		t.resp.ErrorCode = errorCode(err)

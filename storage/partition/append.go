@@ -94,11 +94,12 @@ func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResu
 	res.BaseOffset = base
 	res.durable = durableToken{p: p, end: ref.end}
 	if l.opts.Durability == DurabilityWAL {
+		l.durable.note(p)
 		start, end, err := l.wal.Append(walBatch, walBatchHeaderFor(p.topic.ID, p.index), b.Raw)
 		if err != nil {
 			return AppendResult{}, nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
-		ref.walPos, ref.hasWAL = start, true
+		ref.walPos, ref.walEnd, ref.hasWAL = start, end, true
 		res.durable.walEnd, res.durable.hasWAL = end, true
 	}
 	p.producers.update(b, base)

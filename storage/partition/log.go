@@ -88,15 +88,16 @@ func (o *Options) setDefaults() {
 // share, the uploader that moves them to the object store, and the caches
 // in front of it.
 type Log struct {
-	opts   Options
-	meta   *metadata.Store
-	store  objectstore.Store
-	wal    *wal.WAL
-	tail   *tailCache
-	blocks *blockCache
-	up     *uploader
-	log    *slog.Logger
-	m      *Metrics
+	opts    Options
+	meta    *metadata.Store
+	store   objectstore.Store
+	wal     *wal.WAL
+	tail    *tailCache
+	blocks  *blockCache
+	up      *uploader
+	durable *durableNotifier
+	log     *slog.Logger
+	m       *Metrics
 
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a
@@ -132,6 +133,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.up = newUploader(l)
+	l.durable = newDurableNotifier(l)
 	start := time.Now()
 	if err := l.openWAL(); err != nil {
 		return nil, err
@@ -144,10 +146,14 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		"upload_pending_bytes", l.up.Pending(), "took", time.Since(start).Round(time.Millisecond))
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
-	l.done.Add(1)
+	l.done.Add(2)
 	go func() {
 		defer l.done.Done()
 		l.up.run(runCtx)
+	}()
+	go func() {
+		defer l.done.Done()
+		l.durable.run(runCtx)
 	}()
 	return l, nil
 }

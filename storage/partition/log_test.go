@@ -216,3 +216,31 @@ func TestReadFromObjectStore(t *testing.T) {
 }
 
 func varint(b []byte) (int64, int) { return binary.Varint(b) }
+
+// TestHighWatermarkFollowsFsync: an append nobody waits for (acks=0)
+// becomes visible once the WAL fsync covers it, without an upload.
+func TestHighWatermarkFollowsFsync(t *testing.T) {
+	l := newLogEnv(t, nil).open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	if _, err := l.Append(p, testBatch{values: values(2, "z")}.encode()); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{}, 1)
+	p.Notify(ch)
+	defer p.StopNotify(ch)
+	if err := l.wal.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		if _, hw := p.Offsets(); hw == 2 {
+			return
+		}
+		select {
+		case <-ch:
+			p.Notify(ch)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	_, hw := p.Offsets()
+	t.Fatalf("high watermark %d after the fsync, want 2", hw)
+}

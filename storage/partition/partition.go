@@ -18,6 +18,7 @@ type batchRef struct {
 	maxTS    int64
 	size     int
 	walPos   wal.Pos // frame holding the batch; valid when hasWAL
+	walEnd   wal.Pos // end of that frame: the batch is durable once the WAL is
 	hasWAL   bool
 	data     []byte // the batch; nil once evicted from the tail cache
 	uploaded bool   // committed to the object store and metadata

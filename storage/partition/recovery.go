@@ -45,6 +45,7 @@ func (l *Log) openWAL() error {
 		Logger:       l.log,
 		OnSync: func(d time.Duration, _ int) {
 			l.m.fsyncSeconds.Observe(d.Seconds())
+			l.durable.synced()
 		},
 	}, replay)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -43,6 +44,8 @@ type sedimentFigures struct {
 func main() {
 	d := flag.Duration("duration", 20*time.Second, "length of each timed run")
 	skipRestart := flag.Bool("skip-restart", false, "skip the 1 GiB WAL restart measurement")
+	only := flag.String("only", "", "run only this part: throughput, latency, puts or restart")
+	targets := flag.String("targets", "kfake-blackhole,kfake,sediment", "throughput targets, in order")
 	out := flag.String("out", "", "also write the JSON report here")
 	flag.Parse()
 	ctx := context.Background()
@@ -52,10 +55,17 @@ func main() {
 	bin, err = buildBroker(ctx, work)
 	check(err)
 	r := report{Machine: machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
-	runThroughput(ctx, work, *d, &r)
-	runLatency(ctx, work, *d, &r)
-	runPuts(ctx, work, *d, &r)
-	if !*skipRestart {
+	run := func(part string) bool { return *only == "" || *only == part }
+	if run("throughput") {
+		runThroughput(ctx, work, *d, strings.Split(*targets, ","), &r)
+	}
+	if run("latency") {
+		runLatency(ctx, work, *d, &r)
+	}
+	if run("puts") {
+		runPuts(ctx, work, *d, &r)
+	}
+	if run("restart") && !*skipRestart {
 		runRestart(ctx, work, &r)
 	}
 	b, _ := json.MarshalIndent(r, "", "  ")

@@ -17,8 +17,8 @@ func splitLines(s string) []string { return strings.Split(s, "\n") }
 
 // runThroughput measures produce throughput on each target, alternating so
 // the machine's drift affects them alike.
-func runThroughput(ctx context.Context, work string, d time.Duration, r *report) {
-	for _, name := range []string{"kfake-blackhole", "kfake", "sediment"} {
+func runThroughput(ctx context.Context, work string, d time.Duration, targets []string, r *report) {
+	for _, name := range targets {
 		t := launch(name, filepath.Join(work, "tp-"+name))
 		check(createTopic(ctx, t.addr, "tp", 8))
 		before := t.metrics()
@@ -27,6 +27,9 @@ func runThroughput(ctx context.Context, work string, d time.Duration, r *report)
 		after := t.metrics()
 		r.ThroughputMBs[name] = bps / mib
 		if name == "sediment" {
+			if url := os.Getenv("COREBENCH_PROFILE"); url != "" {
+				fmt.Fprintf(os.Stderr, "profile: go tool pprof http://%s/debug/pprof/profile\n", t.http)
+			}
 			secs := d.Seconds()
 			r.Sediment = sedimentFigures{
 				FsyncsPerSec:  delta(before, after, "sediment_wal_fsyncs_total") / secs,

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,6 +24,9 @@ import (
 type uploader struct {
 	l    *Log
 	kick chan struct{} // one slot: wakes run early
+	// buf is the previous object's buffer, reused by the next: cycles run
+	// one at a time (the uploader goroutine, or Close after it stopped).
+	buf []byte
 
 	mu      sync.Mutex // guards dirty and pending
 	dirty   map[*Partition]struct{}
@@ -257,7 +261,11 @@ func (p *Partition) countNew() int {
 
 // build lays the upload out as one object with its footer.
 func (u *uploader) build(up *upload) (string, []byte, []objectEntry) {
-	obj := make([]byte, 0, up.bytes+int64(len(up.parts))*objEntryLen+objTrailerLen)
+	size := up.bytes + int64(len(up.parts))*objEntryLen + objTrailerLen
+	if int64(cap(u.buf)) < size {
+		u.buf = make([]byte, 0, size)
+	}
+	obj := u.buf[:0]
 	entries := make([]objectEntry, 0, len(up.parts))
 	for i, p := range up.parts {
 		refs := up.refs[i]
@@ -300,9 +308,10 @@ func (u *uploader) put(ctx context.Context, key string, obj []byte) error {
 
 // landed reports whether key already holds obj: a retried PUT whose first
 // attempt succeeded but whose answer was lost fails its If-None-Match.
+// Rare, so it compares the bytes themselves (ETags differ by backend).
 func (u *uploader) landed(ctx context.Context, key string, obj []byte) bool {
-	info, err := u.l.store.Stat(ctx, key)
-	return err == nil && info.Size == int64(len(obj)) && info.ETag == objectstore.ContentETag(obj)
+	got, err := u.l.store.Get(ctx, key)
+	return err == nil && bytes.Equal(got, obj)
 }
 
 func resultLabel(err error) string {

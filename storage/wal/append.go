@@ -47,10 +47,7 @@ func (w *WAL) appendLocked(crc uint32, typ RecordType, n int, payload [][]byte) 
 		w.rolls = append(w.rolls, start)
 		w.tailStart = start
 	}
-	if w.pending == nil {
-		w.pending, w.spare = w.spare, nil
-	}
-	w.pending = appendFrame(w.pending, crc, typ, n, payload...)
+	w.pending.appendFrame(crc, typ, n, payload...)
 	w.head = end
 	w.appends++
 	return start, end, nil

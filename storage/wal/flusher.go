@@ -2,15 +2,11 @@ package wal
 
 import "fmt"
 
-// maxSpareBuffer is the largest emptied batch buffer kept for reuse; a
-// bigger one (after a burst) is left to the garbage collector.
-const maxSpareBuffer = 4 << 20
-
 // batch is the work of one flush: the encoded frames from start, and the
 // positions inside it where a new segment begins.
 type batch struct {
 	start Pos
-	buf   []byte
+	buf   *frameBuffer
 	rolls []Pos
 }
 
@@ -43,9 +39,7 @@ func (w *WAL) flush() {
 		w.failLocked(err)
 		return // inflight stays readable
 	}
-	if cap(w.inflight) <= maxSpareBuffer {
-		w.spare = w.inflight[:0]
-	}
+	w.inflight.release()
 	w.inflight = nil
 }
 
@@ -54,12 +48,12 @@ func (w *WAL) flush() {
 func (w *WAL) takeBatch() (batch, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil || len(w.pending) == 0 {
+	if w.err != nil || w.pending.len() == 0 {
 		return batch{}, false
 	}
 	b := batch{start: w.pendingStart, buf: w.pending, rolls: w.rolls}
 	w.inflight, w.inflightStart = w.pending, w.pendingStart
-	w.pending, w.rolls, w.pendingStart = nil, nil, w.head
+	w.pending, w.rolls, w.pendingStart = &frameBuffer{}, nil, w.head
 	return b, true
 }
 
@@ -67,21 +61,21 @@ func (w *WAL) takeBatch() (batch, bool) {
 // A segment is fsynced before its successor is created, so only the last
 // segment can ever hold a torn tail.
 func (w *WAL) writeBatch(b batch) error {
-	pos, buf := b.start, b.buf
+	from := 0
 	for _, r := range b.rolls {
-		n := int(r - pos)
-		if err := w.write(buf[:n]); err != nil {
+		to := int(r - b.start)
+		if err := b.buf.each(from, to, w.write); err != nil {
 			return err
 		}
 		if err := w.roll(r); err != nil {
 			return err
 		}
-		pos, buf = r, buf[n:]
+		from = to
 	}
-	if err := w.write(buf); err != nil {
+	if err := b.buf.each(from, b.buf.len(), w.write); err != nil {
 		return err
 	}
-	return w.syncActive(pos + Pos(len(buf)))
+	return w.syncActive(b.start + Pos(b.buf.len()))
 }
 
 // write appends p to the active segment.

@@ -49,20 +49,20 @@ func (w *WAL) locateLocked(pos Pos) (seg *segment, end Pos, typ RecordType, payl
 }
 
 // frameFromBuffer decodes a copy of the frame at offset off of buf.
-func frameFromBuffer(buf []byte, off, pos Pos) (RecordType, []byte, error) {
-	if off+frameHeaderSize > Pos(len(buf)) {
+func frameFromBuffer(buf *frameBuffer, off, pos Pos) (RecordType, []byte, error) {
+	var hb [frameHeaderSize]byte
+	if !buf.readAt(hb[:], int(off)) {
 		return 0, nil, noFrame(pos, "buffer too short")
 	}
-	h := parseFrameHeader(buf[off:])
-	body := off + frameHeaderSize
-	if body+Pos(h.length) > Pos(len(buf)) {
+	h := parseFrameHeader(hb[:])
+	payload := make([]byte, h.length)
+	if !buf.readAt(payload, int(off+frameHeaderSize)) {
 		return 0, nil, noFrame(pos, "length past end of buffer")
 	}
-	payload := buf[body : body+Pos(h.length)]
 	if reason := h.check(payload); reason != "" {
 		return 0, nil, noFrame(pos, reason)
 	}
-	return h.typ, slices.Clone(payload), nil
+	return h.typ, payload, nil
 }
 
 // readFrameFile reads the frame at pos from seg, whose data ends at end.

@@ -31,12 +31,11 @@ type WAL struct {
 	written       Pos           // everything before it is in segment files
 	durable       Pos           // everything before it is fsynced
 	tailStart     Pos           // start of the newest segment, created or only planned
-	pending       []byte        // encoded frames not yet taken by the flusher
+	pending       *frameBuffer  // encoded frames not yet taken by the flusher
 	pendingStart  Pos           // position of pending[0]; equals head when pending is empty
 	rolls         []Pos         // starts of planned segments not yet taken by the flusher, ascending
-	inflight      []byte        // frames being written by the flusher (kept after a failure)
+	inflight      *frameBuffer  // frames being written by the flusher (kept after a failure)
 	inflightStart Pos           // position of inflight[0]
-	spare         []byte        // an emptied buffer for the next pending
 	segs          []*segment    // segment files, oldest first; the last is the active one
 	released      Pos           // highest Release argument so far
 	err           error         // sticky failure of a write or fsync
@@ -91,7 +90,7 @@ func Open(opts Options, replay func(pos Pos, typ RecordType, payload []byte) err
 		opts: opts, sync: sy,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		act:  segs[len(segs)-1],
-		head: head, written: head, durable: head, pendingStart: head,
+		head: head, written: head, durable: head, pendingStart: head, pending: &frameBuffer{},
 		tailStart: segs[len(segs)-1].start,
 		segs:      segs,
 		changed:   make(chan struct{}),

@@ -32,7 +32,7 @@
 //
 // # ETags
 //
-// The ETag is objectstore.ContentETag of the bytes, like S3's. Put records
+// The ETag is objectstore.ContentETag of the bytes (xxHash-64). Put records
 // it in the extended attribute "user.sediment.etag" of the file, which the
 // rename carries along atomically; where extended attributes are missing or
 // unsupported the ETag is recomputed from the content (a full read) and

@@ -1,11 +1,11 @@
 package localfs
 
 import (
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
 // etagAttr is the extended attribute holding a file's ETag. Frozen: files
@@ -19,11 +19,11 @@ func etagOf(f *os.File, size int64) (string, error) {
 	if tag, ok := getETagAttr(f); ok {
 		return tag, nil
 	}
-	h := md5.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, size))
+	if err != nil {
 		return "", fmt.Errorf("hash content: %w", err)
 	}
-	tag := `"` + hex.EncodeToString(h.Sum(nil)) + `"`
+	tag := objectstore.ContentETag(data)
 	setETagAttr(f, tag)
 	return tag, nil
 }
@@ -31,7 +31,7 @@ func etagOf(f *os.File, size int64) (string, error) {
 // validETag reports whether tag has the shape of objectstore.ContentETag,
 // so that a damaged or foreign attribute is recomputed, never trusted.
 func validETag(tag string) bool {
-	if len(tag) != 2+2*md5.Size || tag[0] != '"' || tag[len(tag)-1] != '"' {
+	if len(tag) != objectstore.ContentETagLen || tag[0] != '"' || tag[len(tag)-1] != '"' {
 		return false
 	}
 	for _, c := range tag[1 : len(tag)-1] {

@@ -70,18 +70,19 @@ func throughput(ctx context.Context, addr, topic string, producers, size int, d 
 
 // latency produces rate records/s (value: the send time) to topic while a
 // consumer reads them, and returns end-to-end latencies (produce call to
-// consumer poll return).
-func latency(ctx context.Context, addr, topic string, rate int, d time.Duration) ([]time.Duration, error) {
+// consumer poll return) and produce-ack latencies (produce call to the
+// acknowledgement).
+func latency(ctx context.Context, addr, topic string, rate int, d time.Duration) (e2e, ack []time.Duration, err error) {
 	cons, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.FetchMaxWait(500*time.Millisecond))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer cons.Close()
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer prod.Close()
 	// Let the consumer find its position (the end) before timing starts.
@@ -96,22 +97,31 @@ func latency(ctx context.Context, addr, topic string, rate int, d time.Duration)
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
 	value := randomBytes(1024)
+	acks := make(chan time.Duration, n)
 	for i := 0; i < n && rctx.Err() == nil; i++ {
 		<-tick.C
 		v := append([]byte(nil), value...)
-		binary.BigEndian.PutUint64(v, uint64(time.Now().UnixNano()))
-		prod.Produce(rctx, &kgo.Record{Value: v}, nil)
+		sent := time.Now()
+		binary.BigEndian.PutUint64(v, uint64(sent.UnixNano()))
+		prod.Produce(rctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+			if err == nil {
+				acks <- time.Since(sent)
+			}
+		})
 	}
-	var out []time.Duration
-	for len(out) < n {
+	for len(e2e) < n {
 		select {
 		case l := <-lat:
-			out = append(out, l)
+			e2e = append(e2e, l)
 		case <-rctx.Done():
-			return out, fmt.Errorf("latency: received %d of %d records", len(out), n)
+			return e2e, ack, fmt.Errorf("latency: received %d of %d records", len(e2e), n)
 		}
 	}
-	return out, nil
+	prod.Flush(rctx)
+	for len(acks) > 0 {
+		ack = append(ack, <-acks)
+	}
+	return e2e, ack, nil
 }
 
 func consumeLatency(ctx context.Context, cl *kgo.Client, n int, out chan<- time.Duration) {

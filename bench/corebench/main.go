@@ -28,6 +28,7 @@ type report struct {
 	ThroughputMBs map[string]float64 `json:"produce_throughput_mb_s"`
 	Sediment      sedimentFigures    `json:"sediment"`
 	LatencyMs     map[string]float64 `json:"e2e_latency_ms_at_5000_rps"`
+	AckLatencyMs  map[string]float64 `json:"produce_ack_latency_ms_at_5000_rps"`
 	PutsPerSec    map[string]float64 `json:"object_puts_per_s"`
 	RestartSec    float64            `json:"restart_seconds_with_1gib_wal"`
 	RestartWALGiB float64            `json:"restart_wal_gib"`
@@ -54,7 +55,7 @@ func main() {
 	defer os.RemoveAll(work)
 	bin, err = buildBroker(ctx, work)
 	check(err)
-	r := report{Machine: machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
+	r := report{Machine: machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
 	run := func(part string) bool { return *only == "" || *only == part }
 	if run("throughput") {
 		runThroughput(ctx, work, *d, strings.Split(*targets, ","), &r)

@@ -68,13 +68,16 @@ func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
 	t := launch("sediment", filepath.Join(work, "lat"))
 	defer t.stop()
 	check(createTopic(ctx, t.addr, "lat", 8))
-	lats, err := latency(ctx, t.addr, "lat", 5000, d)
+	lats, acks, err := latency(ctx, t.addr, "lat", 5000, d)
 	check(err)
 	sortDurations(lats)
+	sortDurations(acks)
 	for _, p := range []float64{50, 90, 99, 99.9, 100} {
 		r.LatencyMs[fmt.Sprintf("p%g", p)] = float64(percentile(lats, p).Microseconds()) / 1000
+		r.AckLatencyMs[fmt.Sprintf("p%g", p)] = float64(percentile(acks, p).Microseconds()) / 1000
 	}
-	fmt.Fprintf(os.Stderr, "latency p50 %v p99 %v p99.9 %v\n", percentile(lats, 50), percentile(lats, 99), percentile(lats, 99.9))
+	fmt.Fprintf(os.Stderr, "e2e latency p50 %v p99 %v p99.9 %v\n", percentile(lats, 50), percentile(lats, 99), percentile(lats, 99.9))
+	fmt.Fprintf(os.Stderr, "ack latency p50 %v p99 %v p99.9 %v\n", percentile(acks, 50), percentile(acks, 99), percentile(acks, 99.9))
 }
 
 // runPuts measures object PUTs/s with 8 and with 1,000 partitions taking

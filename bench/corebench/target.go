@@ -55,6 +55,9 @@ func launchKfake(blackhole bool) (*target, error) {
 // launchSediment starts the broker binary on dir with extra flags and waits
 // for /readyz.
 func launchSediment(bin, dir string, flags ...string) (*target, error) {
+	if extra := os.Getenv("COREBENCH_SEDIMENT_FLAGS"); extra != "" {
+		flags = append(flags, strings.Fields(extra)...)
+	}
 	t := &target{name: "sediment", addr: freeAddr(), http: freeAddr(), dir: dir, flags: flags}
 	return t, t.start()
 }

@@ -141,12 +141,20 @@ func (c *conn) handleFrame(frame []byte) (*request, error) {
 	return r, nil
 }
 
-// writeLoop answers requests in order, running each one's wait first, and
-// flushes whenever no further answer is ready.
+// writeLoop answers requests in order, running each one's wait first. It
+// flushes before any wait (an answer must never sit in the buffer while the
+// next request waits for its fsync or long poll) and whenever no further
+// answer is queued.
 func (c *conn) writeLoop() {
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	var buf []byte
 	for r := range c.out {
+		if r.wait != nil && bw.Buffered() > 0 {
+			if err := bw.Flush(); err != nil {
+				c.fail(err)
+				return
+			}
+		}
 		out, err := c.answer(buf[:0], r)
 		c.s.m.observe(r)
 		if err != nil {

@@ -81,14 +81,17 @@ func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
 }
 
 // runPuts measures object PUTs/s with 8 and with 1,000 partitions taking
-// writes.
+// writes at the same fixed rate (5,000 records/s spread round-robin over
+// every partition), slow enough that the upload interval, not the upload
+// byte threshold, cuts the objects.
 func runPuts(ctx context.Context, work string, d time.Duration, r *report) {
 	for _, parts := range []int32{8, 1000} {
 		t := launch("sediment", filepath.Join(work, fmt.Sprintf("puts-%d", parts)))
 		check(createTopic(ctx, t.addr, "puts", parts))
 		before := t.metrics()
-		_, _, err := throughput(ctx, t.addr, "puts", 2, 1024, d)
-		check(err)
+		start := time.Now()
+		check(produceAtRate(ctx, t.addr, "puts", 5000, d))
+		d := time.Since(start)
 		after := t.metrics()
 		rate := delta(before, after, `sediment_object_requests_total{op="put",result="ok"}`) / d.Seconds()
 		r.PutsPerSec[fmt.Sprintf("%d_partitions", parts)] = rate

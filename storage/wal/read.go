@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 	"sort"
 )
 
@@ -100,6 +101,26 @@ func readFull(seg *segment, p []byte, off int64) error {
 	return fmt.Errorf("wal: read %s at offset %d: %w", seg.path, off, err)
 }
 
+// shrinkStep and shrinkPause pace the truncation of a released segment:
+// freeing 64 MiB of blocks at once stalls the filesystem journal, and with
+// it the next WAL fsync, for a hundred milliseconds on ext4; in steps, the
+// fsyncs of new appends slip in between.
+const (
+	shrinkStep  = 4 << 20
+	shrinkPause = time.Millisecond
+)
+
+// shrink truncates a released segment to nothing in steps before it is
+// removed. Failures are left to the removal that follows.
+func shrink(seg *segment) {
+	size, err := seg.f.Size()
+	for err == nil && size > shrinkStep {
+		size -= shrinkStep
+		err = seg.f.Truncate(size)
+		time.Sleep(shrinkPause)
+	}
+}
+
 func noFrame(pos Pos, why string) error {
 	return fmt.Errorf("wal: read at pos %d: no frame starts there (%s)", pos, why)
 }
@@ -117,6 +138,7 @@ func (w *WAL) Release(upTo Pos) error {
 		return err
 	}
 	for _, seg := range drop {
+		shrink(seg)
 		if err := seg.f.Close(); err != nil {
 			w.opts.Logger.Warn("wal: close released segment", "file", seg.path, "err", err)
 		}

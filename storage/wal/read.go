@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 	"sort"
+	"time"
 )
 
 // ReadAt returns the frame that starts at pos, a position returned by

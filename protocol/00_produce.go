@@ -36,6 +36,8 @@ type appended struct {
 func handleProduce(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	ctx, cancel := context.WithTimeout(r.ctx(), produceTimeout(req))
+	defer cancel()
 	var waits []appended
 	for _, rt := range req.Topics {
 		t := r.produceTopic(req, rt)
@@ -46,7 +48,7 @@ func handleProduce(r *request) (kmsg.Response, error) {
 			sp := &st.Partitions[i]
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if res, ok := r.producePartition(req, t, rp, sp); ok {
+			if res, ok := r.producePartition(ctx, req, t, rp, sp); ok {
 				waits = append(waits, appended{res, sp})
 			}
 		}
@@ -75,7 +77,7 @@ func (r *request) produceTopic(req *kmsg.ProduceRequest, rt kmsg.ProduceRequestT
 
 // producePartition appends one partition's batch and fills its response;
 // ok says an append happened that must be waited for.
-func (r *request) producePartition(req *kmsg.ProduceRequest, t *partition.Topic, rp kmsg.ProduceRequestTopicPartition,
+func (r *request) producePartition(ctx context.Context, req *kmsg.ProduceRequest, t *partition.Topic, rp kmsg.ProduceRequestTopicPartition,
 	sp *kmsg.ProduceResponseTopicPartition) (partition.AppendResult, bool) {
 	fail := func(code int16, err error) (partition.AppendResult, bool) {
 		sp.ErrorCode, sp.BaseOffset = r.code(code), -1
@@ -95,7 +97,7 @@ func (r *request) producePartition(req *kmsg.ProduceRequest, t *partition.Topic,
 	if code, err := batchFraming(rp.Records); err != nil {
 		return fail(code, err)
 	}
-	res, err := r.s.log.Append(t.Partition(rp.Partition), rp.Records)
+	res, err := r.s.log.Append(ctx, t.Partition(rp.Partition), rp.Records)
 	if err != nil {
 		if code := errorCode(err); code == kerr.CorruptMessage.Code || code == kerr.InvalidRecord.Code {
 			r.s.lg.Info("rejected record batch", "remote", r.c.remote, "topic", t.Name, "partition", rp.Partition, "err", err)
@@ -109,11 +111,7 @@ func (r *request) producePartition(req *kmsg.ProduceRequest, t *partition.Topic,
 // awaitDurable waits, within the request's timeout, until every append is
 // durable; a partition that does not make it is answered with the error.
 func (r *request) awaitDurable(req *kmsg.ProduceRequest, waits []appended) {
-	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx()), timeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx()), produceTimeout(req))
 	defer cancel()
 	for _, w := range waits {
 		if err := r.s.log.Wait(ctx, w.res); err != nil {
@@ -121,6 +119,14 @@ func (r *request) awaitDurable(req *kmsg.ProduceRequest, waits []appended) {
 			w.resp.ErrorMessage = errorMessage(err)
 		}
 	}
+}
+
+// produceTimeout is the request's timeout_ms, or 30 s when it gives none.
+func produceTimeout(req *kmsg.ProduceRequest) time.Duration {
+	if req.TimeoutMillis <= 0 {
+		return 30 * time.Second
+	}
+	return time.Duration(req.TimeoutMillis) * time.Millisecond
 }
 
 // batchFraming checks that records frame at least one batch the way

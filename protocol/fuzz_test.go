@@ -58,7 +58,7 @@ func (fb *fuzzBroker) open() error {
 	fb.srv, fb.log, fb.closeLog = NewServer(cfg, log, meta), log, closeLog
 	t, _ := log.Topic("fuzz")
 	for i := range 3 {
-		res, err := log.Append(t.Partition(0), fuzzBatch(int64(i)))
+		res, err := log.Append(context.Background(), t.Partition(0), fuzzBatch(int64(i)))
 		if err == nil {
 			err = log.Wait(context.Background(), res)
 		}

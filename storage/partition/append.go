@@ -37,9 +37,19 @@ type durableToken struct {
 // to the partition. The batch slice is rewritten in place (base offset, and
 // timestamps for LogAppendTime topics). The append is not yet durable: pass
 // the result to Wait before acknowledging it.
-func (l *Log) Append(p *Partition, raw []byte) (AppendResult, error) {
+//
+// With --durability object, batches stay in memory until uploaded, so
+// Append first waits (until ctx ends, then fails with ErrStorage, which
+// clients retry) while MaxPendingBytes are already waiting for upload: the
+// back-pressure that keeps memory bounded when the store is slow.
+func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResult, error) {
 	if l.closed.Load() {
 		return AppendResult{}, ErrClosed
+	}
+	if l.opts.Durability == DurabilityObject {
+		if err := l.up.waitRoom(ctx, l.opts.MaxPendingBytes); err != nil {
+			return AppendResult{}, fmt.Errorf("%w: %d bytes already wait for upload: %v", ErrStorage, l.up.Pending(), err)
+		}
 	}
 	b, err := ParseBatch(raw)
 	if err != nil {

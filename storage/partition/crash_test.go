@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
 )
@@ -56,7 +57,7 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			for i := range tc.unacknowledged { // appended, never waited for
 				tb := testBatch{values: [][]byte{[]byte("maybe")}, pid: 42, seq: int32(10 + i)}
-				if _, err := l.Append(p, tb.encode()); err != nil {
+				if _, err := l.Append(context.Background(), p, tb.encode()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -74,7 +75,7 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			checkContiguous(t, l, p, acked)
 			// The producer retries its last acknowledged batch: still a duplicate.
-			res, err := l.Append(p, testBatch{values: [][]byte{[]byte("acked-9")}, pid: 42, seq: 9}.encode())
+			res, err := l.Append(context.Background(), p, testBatch{values: [][]byte{[]byte("acked-9")}, pid: 42, seq: 9}.encode())
 			if hw == 10 && (err != nil || !res.Duplicate || res.BaseOffset != 9) {
 				t.Fatalf("retry after recovery: %+v err=%v, want duplicate at 9", res, err)
 			}
@@ -149,7 +150,7 @@ func TestIdempotentProducer(t *testing.T) {
 	p := createTopic(t, l, "t", 1, nil).Partition(0)
 	b0 := testBatch{values: values(2, "x"), pid: 7, epoch: 0, seq: 0}
 	first := produce(t, l, p, b0)
-	dup, err := l.Append(p, b0.encode())
+	dup, err := l.Append(context.Background(), p, b0.encode())
 	if err != nil || !dup.Duplicate || dup.BaseOffset != first.BaseOffset {
 		t.Fatalf("duplicate: %+v err=%v", dup, err)
 	}
@@ -166,28 +167,28 @@ func TestIdempotentProducer(t *testing.T) {
 		{"new epoch not at 0", testBatch{values: values(1, "y"), pid: 7, epoch: 1, seq: 3}, ErrOutOfOrderSequence},
 	}
 	for _, tc := range cases {
-		if _, err := l.Append(p, tc.b.encode()); !errors.Is(err, tc.want) {
+		if _, err := l.Append(context.Background(), p, tc.b.encode()); !errors.Is(err, tc.want) {
 			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
 		}
 	}
 	produce(t, l, p, testBatch{values: values(1, "z"), pid: 7, epoch: 1, seq: 0})
-	if _, err := l.Append(p, testBatch{values: values(1, "w"), pid: 7, epoch: 0, seq: 2}.encode()); !errors.Is(err, ErrInvalidEpoch) {
+	if _, err := l.Append(context.Background(), p, testBatch{values: values(1, "w"), pid: 7, epoch: 0, seq: 2}.encode()); !errors.Is(err, ErrInvalidEpoch) {
 		t.Errorf("old epoch: err = %v", err)
 	}
 	// A fresh partition accepts only sequence 0 from an unknown producer
 	// (KAFKA-15591); a partition with data accepts any.
 	fresh := createTopic(t, l, "fresh", 1, nil).Partition(0)
-	if _, err := l.Append(fresh, testBatch{values: values(1, "q"), pid: 9, seq: 4}.encode()); !errors.Is(err, ErrOutOfOrderSequence) {
+	if _, err := l.Append(context.Background(), fresh, testBatch{values: values(1, "q"), pid: 9, seq: 4}.encode()); !errors.Is(err, ErrOutOfOrderSequence) {
 		t.Errorf("unknown producer on empty partition: err = %v", err)
 	}
 	produce(t, l, p, testBatch{values: values(1, "q"), pid: 9, seq: 4})
 }
 
 func TestObjectDurability(t *testing.T) {
-	e := newLogEnv(t, func(o *Options) { o.Durability = DurabilityObject })
+	e := newLogEnv(t, func(o *Options) { o.Durability = DurabilityObject; o.TailCacheBytes = 1 })
 	l := e.open()
 	p := createTopic(t, l, "t", 1, nil).Partition(0)
-	res, err := l.Append(p, testBatch{values: values(3, "o")}.encode())
+	res, err := l.Append(context.Background(), p, testBatch{values: values(3, "o")}.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +205,25 @@ func TestObjectDurability(t *testing.T) {
 		t.Fatalf("%d PUTs, want 1", e.store.Count(mem.OpPut))
 	}
 	checkContiguous(t, l, p, [][]byte{[]byte("oa"), []byte("ob"), []byte("oc")})
+	// The tail cache let go of the batch before it was uploaded; once it
+	// is, its bytes must go too (they are in the object store now).
+	produce := func(v string) AppendResult {
+		res, err := l.Append(context.Background(), p, testBatch{values: values(1, v)}.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	produce("x")
+	produce("y") // pushes x out of the one-byte cache while x waits for upload
+	uploadAll(t, l)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.refs {
+		if r.base == 3 && r.data != nil {
+			t.Fatal("an uploaded batch the cache had evicted still holds its bytes")
+		}
+	}
 }
 
 // TestOnePutPerUpload: many partitions with data cost one PUT per upload.
@@ -231,7 +251,7 @@ func TestDeleteTopicWithPendingData(t *testing.T) {
 	if err := l.DeleteTopic(context.Background(), "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append(p, testBatch{values: values(1, "g")}.encode()); !errors.Is(err, ErrUnknownPartition) {
+	if _, err := l.Append(context.Background(), p, testBatch{values: values(1, "g")}.encode()); !errors.Is(err, ErrUnknownPartition) {
 		t.Fatalf("append to deleted: %v", err)
 	}
 	uploadAll(t, l)
@@ -256,4 +276,28 @@ func TestUploadRetriesStoreFailure(t *testing.T) {
 	}
 	uploadAll(t, l)
 	checkContiguous(t, l, p, [][]byte{[]byte("fa"), []byte("fb")})
+}
+
+// TestObjectDurabilityBackPressure: with --durability object, batches wait
+// in memory for upload; past MaxPendingBytes an append waits for room and,
+// if the store stays stuck, fails with a retriable storage error instead of
+// growing memory without bound.
+func TestObjectDurabilityBackPressure(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) { o.Durability = DurabilityObject; o.MaxPendingBytes = 1 })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	if _, err := l.Append(context.Background(), p, testBatch{values: values(1, "a")}.encode()); err != nil {
+		t.Fatal(err)
+	}
+	e.store.Hang(mem.OpPut) // the upload the wait kicks cannot finish
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := l.Append(ctx, p, testBatch{values: values(1, "b")}.encode()); !errors.Is(err, ErrStorage) {
+		t.Fatalf("append over the limit: err = %v, want ErrStorage", err)
+	}
+	e.store.Unhang()
+	res, err := l.Append(context.Background(), p, testBatch{values: values(1, "c")}.encode()) // waits for that upload
+	if err != nil || res.BaseOffset != 1 {
+		t.Fatalf("append after the upload: %+v err=%v", res, err)
+	}
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// soon as this many bytes wait, whichever comes first.
 	UploadInterval time.Duration
 	UploadBytes    int64
+	// MaxPendingBytes bounds, with --durability object, the bytes held in
+	// memory waiting for upload (default 4 objects' worth); appends wait
+	// beyond it.
+	MaxPendingBytes int64
 	// TailCacheBytes bounds the bytes of recent batches kept in memory.
 	TailCacheBytes int64
 	// BlockCacheBytes bounds the cache of object-store blocks; BlockSize is
@@ -66,6 +70,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.UploadBytes <= 0 {
 		o.UploadBytes = 8 << 20
+	}
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = 4 * maxObjectBytes(o.UploadBytes)
 	}
 	if o.TailCacheBytes <= 0 {
 		o.TailCacheBytes = 64 << 20

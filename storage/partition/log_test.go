@@ -99,7 +99,7 @@ func createTopic(t *testing.T, l *Log, name string, parts int32, cfg map[string]
 // produce appends a batch and waits for it to be durable.
 func produce(t *testing.T, l *Log, p *Partition, tb testBatch) AppendResult {
 	t.Helper()
-	res, err := l.Append(p, tb.encode())
+	res, err := l.Append(context.Background(), p, tb.encode())
 	if err != nil {
 		t.Fatalf("append: %v", err)
 	}
@@ -222,7 +222,7 @@ func varint(b []byte) (int64, int) { return binary.Varint(b) }
 func TestHighWatermarkFollowsFsync(t *testing.T) {
 	l := newLogEnv(t, nil).open()
 	p := createTopic(t, l, "t", 1, nil).Partition(0)
-	if _, err := l.Append(p, testBatch{values: values(2, "z")}.encode()); err != nil {
+	if _, err := l.Append(context.Background(), p, testBatch{values: values(2, "z")}.encode()); err != nil {
 		t.Fatal(err)
 	}
 	ch := make(chan struct{}, 1)

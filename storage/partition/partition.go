@@ -22,6 +22,9 @@ type batchRef struct {
 	hasWAL   bool
 	data     []byte // the batch; nil once evicted from the tail cache
 	uploaded bool   // committed to the object store and metadata
+	// dropOnUpload marks a batch the tail cache let go of while its bytes
+	// existed nowhere else (object durability): they go once uploaded.
+	dropOnUpload bool
 }
 
 // Partition is one partition's live log. Appends and reads go through its
@@ -185,7 +188,8 @@ func (p *Partition) evict(r *batchRef) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !r.uploaded && !r.hasWAL {
-		return // object durability: the bytes exist nowhere else yet
+		r.dropOnUpload = true // object durability: the bytes exist nowhere else yet
+		return
 	}
 	r.data = nil
 	p.trimLocked()

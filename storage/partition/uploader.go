@@ -28,13 +28,14 @@ type uploader struct {
 	// one at a time (the uploader goroutine, or Close after it stopped).
 	buf []byte
 
-	mu      sync.Mutex // guards dirty and pending
+	mu      sync.Mutex // guards dirty, pending and room
 	dirty   map[*Partition]struct{}
-	pending int64 // bytes appended and not yet uploaded
+	pending int64         // bytes appended and not yet uploaded
+	room    chan struct{} // closed and replaced whenever pending shrinks
 }
 
 func newUploader(l *Log) *uploader {
-	return &uploader{l: l, kick: make(chan struct{}, 1), dirty: map[*Partition]struct{}{}}
+	return &uploader{l: l, kick: make(chan struct{}, 1), dirty: map[*Partition]struct{}{}, room: make(chan struct{})}
 }
 
 // markDirty notes that p has n new bytes to upload. Called with p.mu held.
@@ -56,7 +57,34 @@ func (u *uploader) markDirty(p *Partition, n int64) {
 func (u *uploader) forget(n int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.shrinkLocked(n)
+}
+
+func (u *uploader) shrinkLocked(n int64) {
 	u.pending -= n
+	close(u.room)
+	u.room = make(chan struct{})
+}
+
+// waitRoom blocks while limit or more bytes wait for upload, until ctx ends.
+func (u *uploader) waitRoom(ctx context.Context, limit int64) error {
+	for {
+		u.mu.Lock()
+		pending, room := u.pending, u.room
+		u.mu.Unlock()
+		if pending < limit {
+			return nil
+		}
+		select {
+		case u.kick <- struct{}{}:
+		default:
+		}
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Pending returns the bytes waiting for upload.
@@ -358,7 +386,7 @@ func (u *uploader) finish(up *upload, states []producers) {
 		}
 	}
 	u.mu.Lock()
-	u.pending -= n
+	u.shrinkLocked(n)
 	u.mu.Unlock()
 }
 
@@ -370,6 +398,9 @@ func (p *Partition) markUploaded(refs []*batchRef) (deleted bool) {
 	deleted = p.deleted
 	for _, r := range refs {
 		r.uploaded = true
+		if r.dropOnUpload {
+			r.data = nil
+		}
 	}
 	p.firstNew += len(refs)
 	p.committed = refs[len(refs)-1].end

@@ -6,7 +6,10 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit fuzz-smoke build interop clean
+.PHONY: test vet unit fuzz-smoke build interop clean print-interop-pkgs
+
+# Debian packages the interop tests need (installed by .ci/run).
+INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
 
 test: vet unit
 
@@ -17,6 +20,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags interop ./cmd/broker/
 
 # Every package, race detector on. Integration tests start real clients
 # (franz-go, sarama, confluent-kafka-go with its bundled librdkafka) against
@@ -32,5 +36,13 @@ fuzz-smoke:
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
 
+# Clients from Debian packages (kcat, kafka-python, confluent-kafka-python)
+# against a real broker. A missing package fails with the apt-get line.
+interop:
+	$(GO) test -tags interop -count=1 -timeout 20m -run Interop ./cmd/broker/
+
 clean:
 	rm -rf $(BIN) data
+
+print-interop-pkgs:
+	@echo $(INTEROP_PKGS)

@@ -103,8 +103,11 @@ var TopicConfigDefs = byName([]ConfigDef{
 		Doc: "accepted for compatibility: there are no replicas to elect"},
 })
 
-// BrokerConfigDefs are the broker-level configs, by name.
-var BrokerConfigDefs = byName([]ConfigDef{
+// BrokerConfigDefs are the broker-level configs, by name: the log's below
+// and those of other components (groupBrokerConfigDefs, ...).
+var BrokerConfigDefs = byName(append(logBrokerConfigDefs, groupBrokerConfigDefs...))
+
+var logBrokerConfigDefs = []ConfigDef{
 	{Name: "auto.create.topics.enable", Type: ConfigBoolean, Default: "true", Doc: "create unknown topics on Metadata requests"},
 	{Name: "num.partitions", Type: ConfigInt, Default: "1", Min: 1, Doc: "partitions of auto-created topics and of CreateTopics with -1"},
 	{Name: "default.replication.factor", Type: ConfigShort, Default: "1", Min: 1, ReadOnly: true, Doc: "reported only: the object store replicates"},
@@ -119,7 +122,7 @@ var BrokerConfigDefs = byName([]ConfigDef{
 	{Name: "log.segment.bytes", Type: ConfigInt, Default: "1073741824", Min: 14, Doc: "default segment.bytes"},
 	{Name: "log.roll.ms", Type: ConfigLong, Default: "604800000", Min: 1, Doc: "default segment.ms"},
 	{Name: "unclean.leader.election.enable", Type: ConfigBoolean, Default: "false", Doc: "default unclean.leader.election.enable"},
-})
+}
 
 func byName(defs []ConfigDef) map[string]ConfigDef {
 	m := make(map[string]ConfigDef, len(defs))

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 )
 
 // serveConfig is every option of `broker serve`. Each is a flag, an
@@ -158,8 +160,9 @@ func (c *serveConfig) validate() error {
 	if c.ObjectStore == "" {
 		c.ObjectStore = "file://" + filepath.Join(c.DataDir, "objects")
 	}
-	check(strings.HasPrefix(c.ObjectStore, "file://") && len(c.ObjectStore) > len("file://"),
-		"--object-store %q: want file://DIR (s3:// and minio:// are not supported yet)", c.ObjectStore)
+	if err := storeurl.Validate(c.ObjectStore); err != nil {
+		errs = append(errs, fmt.Errorf("--object-store %v", err))
+	}
 	_, lerr := parseLevel(c.LogLevel)
 	check(lerr == nil, "--log-level %q: want debug, info, warn or error", c.LogLevel)
 	check(c.LogFormat == "text" || c.LogFormat == "json", "--log-format %q: want text or json", c.LogFormat)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -22,7 +21,7 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/protocol"
-	"github.com/sediment-io/sediment/storage/objectstore/localfs"
+	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 	"github.com/sediment-io/sediment/storage/partition"
 )
 
@@ -90,7 +89,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		return fmt.Errorf("--metadata: %w", err)
 	}
 	b.meta = metadata.NewStore(kv)
-	store, err := localfs.Open(strings.TrimPrefix(cfg.ObjectStore, "file://"))
+	store, err := storeurl.Open(ctx, cfg.ObjectStore)
 	if err != nil {
 		return fmt.Errorf("--object-store: %w", err)
 	}

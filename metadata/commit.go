@@ -3,6 +3,7 @@ package metadata
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // PartitionKey names one partition.
@@ -26,6 +27,11 @@ type SegmentCommit struct {
 // compare-and-swaps (a concurrent DeleteRecords, say) are retried on fresh
 // state.
 func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (skipped []PartitionKey, err error) {
+	for _, c := range commits {
+		if c.Segment.Object != commits[0].Segment.Object {
+			return nil, fmt.Errorf("metadata: commit segments: every segment must be in the same object")
+		}
+	}
 	for range maxCASRetries {
 		conds, ops, skipped, err := s.planCommit(ctx, commits)
 		if err != nil {
@@ -49,6 +55,7 @@ func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit) ([]Cond
 	var conds []Cond
 	var ops []Op
 	var skipped []PartitionKey
+
 	for _, c := range commits {
 		seg := c.Segment
 		st, ok, err := s.PartitionState(ctx, seg.Topic, seg.Partition)
@@ -70,5 +77,21 @@ func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit) ([]Cond
 		conds = append(conds, Cond{Key: key, Version: st.Version})
 		ops = append(ops, putJSON(key, st), putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
 	}
-	return conds, ops, skipped, nil
+	c, o := objectRefOps(commits, len(commits)-len(skipped))
+	return append(conds, c...), append(ops, o...), skipped, nil
+}
+
+// objectRefOps creates the reference record of a freshly uploaded object,
+// counting the segments that point into it; an object nothing uses (every
+// partition in it was deleted meanwhile) is garbage at once.
+func objectRefOps(commits []SegmentCommit, refs int) ([]Cond, []Op) {
+	if len(commits) == 0 {
+		return nil, nil
+	}
+	obj := commits[0].Segment.Object
+	conds := []Cond{{Key: objectRecordKey(obj), Version: 0}}
+	if refs > 0 {
+		return conds, []Op{putJSON(objectRecordKey(obj), ObjectRecord{Refs: refs, CreatedMs: time.Now().UnixMilli()})}
+	}
+	return conds, []Op{putJSON(garbageRecordKey(obj), GarbageRecord{Key: obj, DeleteAfterMs: time.Now().UnixMilli()})}
 }

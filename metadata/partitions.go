@@ -54,7 +54,9 @@ func (s *Store) FloorSegment(ctx context.Context, id TopicID, p int32, offset in
 		return Segment{}, false, err
 	}
 	var seg Segment
-	return seg, true, jsonDecode(items[0], &seg)
+	err = jsonDecode(items[0], &seg)
+	seg.Version = items[0].Version
+	return seg, true, err
 }
 
 // Segments returns up to limit segments with base offset >= from, in offset
@@ -69,6 +71,7 @@ func (s *Store) Segments(ctx context.Context, id TopicID, p int32, from int64, l
 		if err := jsonDecode(it, &segs[i]); err != nil {
 			return nil, err
 		}
+		segs[i].Version = it.Version
 	}
 	return segs, nil
 }

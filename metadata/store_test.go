@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -49,7 +50,7 @@ func TestTopicLifecycle(t *testing.T) {
 	if err != nil || len(all) != 1 || all[0].Partitions != 5 {
 		t.Fatalf("topics: %+v err=%v", all, err)
 	}
-	if err := s.DeleteTopic(ctx, all[0]); err != nil {
+	if err := s.DeleteTopic(ctx, all[0], time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.PartitionState(ctx, topic.ID, 0); ok {
@@ -67,7 +68,7 @@ func TestCommitSegments(t *testing.T) {
 	seg := func(base, end int64, obj string) metadata.SegmentCommit {
 		return metadata.SegmentCommit{Segment: metadata.Segment{Topic: id, BaseOffset: base, EndOffset: end, Object: obj, Len: 10}}
 	}
-	gone := metadata.SegmentCommit{Segment: metadata.Segment{Topic: metadata.NewTopicID(), BaseOffset: 0, EndOffset: 1}}
+	gone := metadata.SegmentCommit{Segment: metadata.Segment{Topic: metadata.NewTopicID(), BaseOffset: 0, EndOffset: 1, Object: "a"}}
 	skipped, err := s.CommitSegments(ctx, []metadata.SegmentCommit{seg(0, 10, "a"), gone})
 	if err != nil || len(skipped) != 1 {
 		t.Fatalf("commit: skipped=%v err=%v", skipped, err)

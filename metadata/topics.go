@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // CreateTopic stores a new topic and the initial state of its partitions in
@@ -68,13 +69,40 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 }
 
 // DeleteTopic removes the topic, its partition states and its object index
-// if it is still at t.Version. The objects themselves become garbage for the
-// object collector.
-func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
-	ops := []Op{Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(indexPrefix(t.ID))}
-	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: t.Version}}, ops)
-	if err != nil {
-		return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err)
+// if it is still at t.Version. Objects its segments referenced lose those
+// references (and become garbage when nothing else uses them).
+func (s *Store) DeleteTopic(ctx context.Context, t Topic, grace time.Duration) error {
+	for range maxCASRetries {
+		items, err := s.kv.Range(ctx, indexPrefix(t.ID), PrefixEnd(indexPrefix(t.ID)), 0, false)
+		if err != nil {
+			return err
+		}
+		delta := map[string]int{}
+		conds := []Cond{{Key: topicKey(t.Name), Version: t.Version}}
+		for _, it := range items {
+			var seg Segment
+			if err := jsonDecode(it, &seg); err != nil {
+				return err
+			}
+			delta[seg.Object]--
+			conds = append(conds, Cond{Key: it.Key, Version: it.Version})
+		}
+		rc, ro, err := s.refPlan(ctx, delta, grace)
+		if err != nil {
+			return err
+		}
+		ops := []Op{Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(indexPrefix(t.ID))}
+		_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+		if err == nil {
+			return nil
+		}
+		if !IsConflict(err) {
+			return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err)
+		}
+		cur, ok, gerr := s.Topic(ctx, t.Name)
+		if gerr != nil || !ok || cur.Version != t.Version {
+			return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err) // the topic itself changed
+		}
 	}
-	return nil
+	return fmt.Errorf("metadata: delete topic %q: %w", t.Name, ErrTooManyRetries)
 }

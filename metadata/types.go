@@ -95,6 +95,7 @@ type Segment struct {
 	Pos          int64   `json:"pos"`
 	Len          int64   `json:"len"`
 	MaxTimestamp int64   `json:"max_timestamp"`
+	Version      int64   `json:"-"` // KV version this was read at
 }
 
 func topicKey(name string) string { return "topics/" + name }

@@ -102,6 +102,8 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes,
 		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,
+		WALMaxBytes: cfg.WALMaxBytes, CompactTargetBytes: cfg.CompactTarget, MaintainInterval: cfg.MaintainEvery,
+		GCGrace: cfg.GCGrace, OrphanGrace: cfg.OrphanGrace,
 		NodeID: int32(cfg.NodeID), Logger: logger, Metrics: partition.NewMetrics(reg),
 		AfterPut: crashAfterPuts(),
 	})

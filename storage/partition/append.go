@@ -36,20 +36,14 @@ type durableToken struct {
 // Append validates one record batch (as sent by a producer) and appends it
 // to the partition. The batch slice is rewritten in place (base offset, and
 // timestamps for LogAppendTime topics). The append is not yet durable: pass
-// the result to Wait before acknowledging it.
-//
-// With --durability object, batches stay in memory until uploaded, so
-// Append first waits (until ctx ends, then fails with ErrStorage, which
-// clients retry) while MaxPendingBytes are already waiting for upload: the
-// back-pressure that keeps memory bounded when the store is slow.
+// the result to Wait before acknowledging it. When uploads are behind, Append
+// first waits for room (see waitForRoom), at most until ctx ends.
 func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResult, error) {
 	if l.closed.Load() {
 		return AppendResult{}, ErrClosed
 	}
-	if l.opts.Durability == DurabilityObject {
-		if err := l.up.waitRoom(ctx, l.opts.MaxPendingBytes); err != nil {
-			return AppendResult{}, fmt.Errorf("%w: %d bytes already wait for upload: %v", ErrStorage, l.up.Pending(), err)
-		}
+	if err := l.waitForRoom(ctx); err != nil {
+		return AppendResult{}, err
 	}
 	b, err := ParseBatch(raw)
 	if err != nil {
@@ -118,6 +112,25 @@ func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResu
 	l.up.markDirty(p, int64(ref.size))
 	l.m.appendedBytes.Add(float64(ref.size))
 	return res, l.tail.push(ref), nil
+}
+
+// waitForRoom applies back-pressure when uploads fall behind: with
+// --durability object past MaxPendingBytes of batches held in memory, with
+// --durability wal past WALMaxBytes of WAL backlog. It waits for uploads to
+// make room until ctx ends, then fails with ErrStorage, which clients retry.
+func (l *Log) waitForRoom(ctx context.Context) error {
+	var err error
+	switch l.opts.Durability {
+	case DurabilityObject:
+		err = l.up.waitRoom(ctx, func() bool { return l.up.Pending() < l.opts.MaxPendingBytes })
+	default:
+		err = l.up.waitRoom(ctx, func() bool { return l.wal.Stats().Backlog < l.opts.WALMaxBytes })
+	}
+	if err != nil {
+		return fmt.Errorf("%w: uploads are behind (%d bytes wait for upload, WAL backlog %d bytes): %v",
+			ErrStorage, l.up.Pending(), l.wal.Stats().Backlog, err)
+	}
+	return nil
 }
 
 // Wait blocks until the append is durable under the durability mode (and so

@@ -59,6 +59,27 @@ type Options struct {
 	NodeID          int32
 	Logger          *slog.Logger
 	Metrics         *Metrics
+	// WALMaxBytes bounds the WAL backlog (bytes not yet uploaded) with
+	// --durability wal: past it, appends wait for uploads and then fail
+	// with ErrStorage, a retriable error (default 1 GiB).
+	WALMaxBytes int64
+	// MaintainInterval is how often retention, compaction and garbage
+	// collection run (default 30s).
+	MaintainInterval time.Duration
+	// CompactTargetBytes is the size compaction aims for per output object
+	// (default 64 MiB); CompactMinAge is how old a run of small segments
+	// below half the target must be before it is compacted anyway
+	// (default 10 minutes); CompactChunkBytes is how much one index entry of
+	// a compacted object covers (default 4 MiB).
+	CompactTargetBytes int64
+	CompactMinAge      time.Duration
+	CompactChunkBytes  int64
+	// GCGrace is how long an object no segment references any more stays
+	// readable before it is deleted (default 1 minute); OrphanGrace is how
+	// old an object metadata never heard of must be before it is deleted
+	// as an orphan of a failed commit (default 1 hour).
+	GCGrace     time.Duration
+	OrphanGrace time.Duration
 	// AfterPut, when set, is called after every successful object PUT and
 	// before its metadata commit: a fault-injection seam for crash tests.
 	AfterPut func(key string)
@@ -81,8 +102,9 @@ func (o *Options) setDefaults() {
 		o.BlockCacheBytes = 64 << 20
 	}
 	if o.BlockSize <= 0 {
-		o.BlockSize = 1 << 20
+		o.BlockSize = 4 << 20 // one GET per 4 MiB of a sequential read
 	}
+	o.setLifecycleDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -153,10 +175,14 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		"upload_pending_bytes", l.up.Pending(), "took", time.Since(start).Round(time.Millisecond))
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
-	l.done.Add(2)
+	l.done.Add(3)
 	go func() {
 		defer l.done.Done()
 		l.up.run(runCtx)
+	}()
+	go func() {
+		defer l.done.Done()
+		l.maintain(runCtx)
 	}()
 	go func() {
 		defer l.done.Done()

@@ -11,6 +11,12 @@ type Metrics struct {
 	objectOps     *prometheus.CounterVec // op, result
 	fetchSource   *prometheus.CounterVec // source
 	blockCache    *prometheus.CounterVec // hit, miss
+
+	compactedSegments prometheus.Counter
+	compactedBytes    prometheus.Counter
+	retainedSegments  prometheus.Counter
+	garbageDeleted    prometheus.Counter
+	orphansDeleted    prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not
@@ -36,10 +42,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		blockCache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sediment_block_cache_lookups_total", Help: "Object block cache lookups by result."},
 			[]string{"result"}),
+		compactedSegments: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_compaction_segments_total", Help: "Segments rewritten into compacted objects."}),
+		compactedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_compaction_bytes_total", Help: "Bytes rewritten into compacted objects."}),
+		retainedSegments: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_retention_deleted_segments_total", Help: "Segments removed by retention or DeleteRecords."}),
+		garbageDeleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_gc_deleted_objects_total", Help: "Unreferenced objects deleted after their grace period."}),
+		orphansDeleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_gc_deleted_orphans_total", Help: "Orphan objects (PUT landed, commit never did) deleted."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.appendedBytes, m.uploadedBytes, m.uploadSeconds, m.fsyncSeconds,
-			m.objectOps, m.fetchSource, m.blockCache)
+			m.objectOps, m.fetchSource, m.blockCache, m.compactedSegments, m.compactedBytes,
+			m.retainedSegments, m.garbageDeleted, m.orphansDeleted)
 	}
 	return m
 }

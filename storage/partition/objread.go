@@ -31,7 +31,7 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	}
 	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, end-pos, seg.Pos+seg.Len)
 	if err != nil {
-		return res, fmt.Errorf("%w: %v", ErrStorage, err)
+		return res, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	err = splitBatches(data, func(_, _ int64, raw []byte) bool {
 		res.Batches = append(res.Batches, raw)
@@ -55,7 +55,7 @@ func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batc
 	}
 	h, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len)
 	if err != nil {
-		return batchHead{}, fmt.Errorf("%w: %v", ErrStorage, err)
+		return batchHead{}, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
 	if size < batchHeaderLen || size > seg.Len-pos {

@@ -2,8 +2,11 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
+	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -64,6 +67,21 @@ type FetchResult struct {
 // does when first is set, KIP-74). It never returns data at or past the high
 // watermark. Reading at the high watermark returns no batches.
 func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
+	res, err := l.read(ctx, p, offset, maxBytes, first)
+	if err != nil && len(res.Batches) == 0 && retryableRead(err) {
+		// What the plan pointed at moved while we read: a batch was
+		// uploaded and its WAL released, or a segment was compacted and
+		// its object collected. Plan again.
+		return l.read(ctx, p, offset, maxBytes, first)
+	}
+	return res, err
+}
+
+func retryableRead(err error) bool {
+	return objectstore.IsNotExist(err) || errors.Is(err, wal.ErrReleased) || errors.Is(err, os.ErrClosed)
+}
+
+func (l *Log) read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
 	plan, err := p.planRead(offset)
 	if err != nil {
 		return plan.res, err
@@ -71,19 +89,7 @@ func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int
 	if plan.fromObjects {
 		return l.readObjects(ctx, p, offset, plan, maxBytes, first)
 	}
-	res, err := l.readRefs(plan, maxBytes, first)
-	if err != nil && len(res.Batches) == 0 {
-		// The batch was uploaded and its WAL released while we read:
-		// plan again, which now routes to the object store.
-		if plan, err = p.planRead(offset); err != nil {
-			return plan.res, err
-		}
-		if plan.fromObjects {
-			return l.readObjects(ctx, p, offset, plan, maxBytes, first)
-		}
-		return l.readRefs(plan, maxBytes, first)
-	}
-	return res, err
+	return l.readRefs(plan, maxBytes, first)
 }
 
 // readPlan is what a read decided under the partition lock.

@@ -94,7 +94,7 @@ func (l *Log) DeleteTopic(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownPartition, name)
 	}
-	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
+	if err := l.meta.DeleteTopic(ctx, mt, l.opts.GCGrace); err != nil {
 		return err
 	}
 	l.mu.Lock()

@@ -66,13 +66,21 @@ func (u *uploader) shrinkLocked(n int64) {
 	u.room = make(chan struct{})
 }
 
-// waitRoom blocks while limit or more bytes wait for upload, until ctx ends.
-func (u *uploader) waitRoom(ctx context.Context, limit int64) error {
+// signalRoom wakes appends waiting for room (the WAL was released).
+func (u *uploader) signalRoom() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.shrinkLocked(0)
+}
+
+// waitRoom blocks until ok() holds, re-checking whenever an upload makes
+// room, until ctx ends. It kicks the uploader while it waits.
+func (u *uploader) waitRoom(ctx context.Context, ok func() bool) error {
 	for {
 		u.mu.Lock()
-		pending, room := u.pending, u.room
+		room := u.room
 		u.mu.Unlock()
-		if pending < limit {
+		if ok() {
 			return nil
 		}
 		select {
@@ -182,7 +190,9 @@ func (u *uploader) cycle(ctx context.Context) (more bool, err error) {
 	u.finish(up, states)
 	u.l.m.uploadSeconds.Observe(time.Since(start).Seconds())
 	u.l.m.uploadedBytes.Add(float64(len(obj)))
-	return u.Pending() >= u.l.opts.UploadBytes, u.releaseWAL(up.cut)
+	err = u.releaseWAL(up.cut)
+	u.signalRoom()
+	return u.Pending() >= u.l.opts.UploadBytes, err
 }
 
 // take swaps out the dirty set under the append gate, so every WAL frame
@@ -320,7 +330,11 @@ func (u *uploader) objectKey() string {
 func (u *uploader) put(ctx context.Context, key string, obj []byte) error {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		_, err := u.l.store.Put(ctx, key, obj, objectstore.Condition{IfAbsent: true})
+		// Each attempt has its own deadline, so a store that hangs
+		// cannot hold the uploader: 10 s plus 1 s per MiB.
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second+time.Duration(len(obj)>>20)*time.Second)
+		_, err := u.l.store.Put(actx, key, obj, objectstore.Condition{IfAbsent: true})
+		cancel()
 		u.l.m.objectOps.WithLabelValues("put", resultLabel(err)).Inc()
 		if err == nil || objectstore.IsPrecondition(err) && u.landed(ctx, key, obj) {
 			return nil

@@ -1,0 +1,97 @@
+package metadata
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ReplaceSegments atomically swaps old, consecutive segments of one
+// partition for repl, consecutive segments in one new object that cover
+// exactly the same offsets (compaction). It fails with ErrConflict if any
+// old segment changed since it was read (retention deleted it, say); the
+// caller then discards repl's object. A reader sees either the old segments
+// or the new ones, never a gap.
+func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace time.Duration) error {
+	if err := checkCovers(old, repl); err != nil {
+		return err
+	}
+	delta := map[string]int{}
+	var conds []Cond
+	var ops []Op
+	for _, seg := range old {
+		key := indexKey(seg.Topic, seg.Partition, seg.BaseOffset)
+		conds = append(conds, Cond{Key: key, Version: seg.Version})
+		ops = append(ops, Delete(key))
+		delta[seg.Object]--
+	}
+	for _, seg := range repl { // a put after a delete of the same key wins
+		ops = append(ops, putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
+	}
+	obj := repl[0].Object
+	ops = append(ops, putJSON(objectRecordKey(obj), ObjectRecord{Refs: len(repl), CreatedMs: time.Now().UnixMilli()}))
+	conds = append(conds, Cond{Key: objectRecordKey(obj), Version: 0})
+	rc, ro, err := s.refPlan(ctx, delta, grace)
+	if err != nil {
+		return err
+	}
+	_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+	return err
+}
+
+// checkCovers checks that old and repl are each consecutive, that repl is
+// in one object, and that both cover the same offsets.
+func checkCovers(old, repl []Segment) error {
+	if len(old) == 0 || len(repl) == 0 {
+		return fmt.Errorf("metadata: replace segments: nothing to replace")
+	}
+	for _, list := range [][]Segment{old, repl} {
+		for i := 1; i < len(list); i++ {
+			if list[i].BaseOffset != list[i-1].EndOffset {
+				return fmt.Errorf("metadata: replace segments: gap or overlap at offset %d", list[i].BaseOffset)
+			}
+		}
+	}
+	for _, seg := range repl {
+		if seg.Object != repl[0].Object {
+			return fmt.Errorf("metadata: replace segments: the replacements span several objects")
+		}
+	}
+	if repl[0].BaseOffset != old[0].BaseOffset || repl[len(repl)-1].EndOffset != old[len(old)-1].EndOffset {
+		return fmt.Errorf("metadata: replacement [%d,%d) does not cover [%d,%d)",
+			repl[0].BaseOffset, repl[len(repl)-1].EndOffset, old[0].BaseOffset, old[len(old)-1].EndOffset)
+	}
+	return nil
+}
+
+// DeleteSegments removes the oldest segments of one partition (retention,
+// or segments below a DeleteRecords log start) and raises the log start
+// offset to at least newLogStart, in one transaction. ErrConflict means a
+// segment or the partition changed meanwhile; the caller tries again later.
+func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []Segment, newLogStart int64, grace time.Duration) error {
+	st, ok, err := s.PartitionState(ctx, id, p)
+	if err != nil || !ok {
+		return err
+	}
+	conds := []Cond{{Key: partKey(id, p), Version: st.Version}}
+	var ops []Op
+	delta := map[string]int{}
+	for _, seg := range segs {
+		key := indexKey(id, p, seg.BaseOffset)
+		conds = append(conds, Cond{Key: key, Version: seg.Version})
+		ops = append(ops, Delete(key))
+		delta[seg.Object]--
+	}
+	if newLogStart > st.LogStartOffset {
+		st.LogStartOffset = newLogStart
+		ops = append(ops, putJSON(partKey(id, p), st))
+	} else {
+		ops = append(ops, putJSON(partKey(id, p), st)) // bump the version: the CAS above still guards
+	}
+	rc, ro, err := s.refPlan(ctx, delta, grace)
+	if err != nil {
+		return err
+	}
+	_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+	return err
+}

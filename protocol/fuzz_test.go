@@ -219,6 +219,9 @@ func fuzzSeeds(tb testing.TB) []fuzzSeed {
 	add("topic", incAlterReq(0, false, kmsg.ConfigResourceTypeTopic, name, set("max.message.bytes", "5000"),
 		incOp{kmsg.IncrementalAlterConfigOpAppend, "cleanup.policy", ptr("compact")}), 0, 1)
 	add("broker", incAlterReq(0, false, kmsg.ConfigResourceTypeBroker, "0", set("log.retention.ms", "100000")), 1)
+	delRecs := kmsg.NewPtrDeleteRecordsRequest()
+	delRecs.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: name, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	add("offset", delRecs, 0, 2)
 	cluster := kmsg.NewPtrDescribeClusterRequest()
 	cluster.EndpointType = 1
 	add("brokers", cluster, 0, 1, 2)

@@ -80,6 +80,9 @@ type Options struct {
 	// as an orphan of a failed commit (default 1 hour).
 	GCGrace     time.Duration
 	OrphanGrace time.Duration
+	// PutTimeout bounds one PUT attempt (default 10 s plus 1 s per MiB),
+	// so a store that hangs cannot hold the uploader.
+	PutTimeout time.Duration
 	// AfterPut, when set, is called after every successful object PUT and
 	// before its metadata commit: a fault-injection seam for crash tests.
 	AfterPut func(key string)

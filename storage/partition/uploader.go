@@ -331,8 +331,8 @@ func (u *uploader) put(ctx context.Context, key string, obj []byte) error {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		// Each attempt has its own deadline, so a store that hangs
-		// cannot hold the uploader: 10 s plus 1 s per MiB.
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second+time.Duration(len(obj)>>20)*time.Second)
+		// cannot hold the uploader.
+		actx, cancel := context.WithTimeout(ctx, u.putTimeout(len(obj)))
 		_, err := u.l.store.Put(actx, key, obj, objectstore.Condition{IfAbsent: true})
 		cancel()
 		u.l.m.objectOps.WithLabelValues("put", resultLabel(err)).Inc()
@@ -346,6 +346,13 @@ func (u *uploader) put(ctx context.Context, key string, obj []byte) error {
 		sleepCtx(ctx, backoff)
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+func (u *uploader) putTimeout(size int) time.Duration {
+	if u.l.opts.PutTimeout > 0 {
+		return u.l.opts.PutTimeout
+	}
+	return 10*time.Second + time.Duration(size>>20)*time.Second
 }
 
 // landed reports whether key already holds obj: a retried PUT whose first

@@ -6,12 +6,17 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit fuzz-smoke build interop clean print-interop-pkgs
+.PHONY: test vet unit minio fuzz-smoke build interop clean print-interop-pkgs
 
 # Debian packages the interop tests need (installed by .ci/run).
 INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
 
-test: vet unit
+# The MinIO server the object-store and broker tests run against
+# (storage/objectstore/miniotest finds it in .bin).
+MINIO_MODULE  := github.com/minio/minio
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+
+test: vet minio unit
 
 build:
 	$(GO) build -o $(BIN)/broker ./cmd/broker
@@ -24,9 +29,20 @@ vet:
 
 # Every package, race detector on. Integration tests start real clients
 # (franz-go, sarama, confluent-kafka-go with its bundled librdkafka) against
-# real brokers on loopback.
-unit:
+# real brokers on loopback, and a real MinIO server.
+unit: minio
 	$(GO) test -race -count=1 -timeout 40m ./...
+
+# Installs the pinned MinIO server into .bin unless the binary there is
+# already that version (go version -m reads it from the binary). About 5
+# minutes the first time; a no-op after.
+minio:
+	@if $(GO) version -m $(BIN)/minio 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+$(MINIO_MODULE)[[:space:]]+$(MINIO_VERSION)([[:space:]]|$$)"; then \
+	  echo "MinIO $(MINIO_VERSION) is in $(BIN)"; \
+	else \
+	  echo "installing MinIO $(MINIO_VERSION) into $(BIN) (about 5 minutes the first time)"; \
+	  GOBIN=$(BIN) CGO_ENABLED=0 $(GO) install $(MINIO_MODULE)@$(MINIO_VERSION); \
+	fi
 
 # A short run of every fuzz target beyond its committed seed corpus.
 FUZZTIME ?= 20s

@@ -49,7 +49,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:9092", "Kafka listener address")
 	fs.StringVar(&c.Advertise, "advertise", "", "address given to clients in Metadata (default: --listen)")
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the WAL (DATA/wal), metadata (DATA/meta.db) and the local bucket (DATA/objects)")
-	fs.StringVar(&c.ObjectStore, "object-store", "", "object store URL: file://DIR (default file://DATA/objects)")
+	fs.StringVar(&c.ObjectStore, "object-store", "", "object store URL: file://DIR (default file://DATA/objects), s3://BUCKET/PREFIX?endpoint=http://HOST:9000&region=us-east-1&path_style=true (S3 or compatible) or minio://HOST:9000/BUCKET/PREFIX?secure=false; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE, region from region= or AWS_REGION")
 	fs.StringVar(&c.Metadata, "metadata", "bbolt", "metadata backend: bbolt (DATA/meta.db)")
 	fs.IntVar(&c.NodeID, "node-id", 0, "this broker's node id")
 	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:9644", "HTTP address for /metrics, /healthz and /readyz (empty: off)")

@@ -3,14 +3,17 @@ package main
 import (
 	"os"
 	"testing"
+
+	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
 )
 
 // TestMain lets tests run this test binary as a broker subprocess: with
 // SEDIMENT_TEST_BROKER=1 it behaves as `broker` and exits. Crash tests kill
-// that process with SIGKILL.
+// that process with SIGKILL. Otherwise it runs the tests with the AWS
+// variables set to the test MinIO's credentials (see miniotest.Main).
 func TestMain(m *testing.M) {
 	if os.Getenv("SEDIMENT_TEST_BROKER") == "1" {
 		os.Exit(run(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(miniotest.Main(m)) // m.Run, then stop the MinIO server the tests shared
 }

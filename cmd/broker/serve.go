@@ -89,7 +89,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		return fmt.Errorf("--metadata: %w", err)
 	}
 	b.meta = metadata.NewStore(kv)
-	store, err := storeurl.Open(ctx, cfg.ObjectStore)
+	store, err := storeurl.Open(ctx, cfg.ObjectStore, storeurl.Options{Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("--object-store: %w", err)
 	}

@@ -1,15 +1,20 @@
 // Package objectstore defines the small interface Sediment needs from an
 // object store (S3, MinIO, or a local folder that behaves like a bucket) and
 // holds its backends in sub-packages: localfs (the embedded default), mem
-// (tests and fault injection); s3 and minio follow.
+// (tests and fault injection), s3 (aws-sdk-go-v2) and minio (minio-go);
+// storeurl picks one from the --object-store URL, storemetrics counts the
+// calls, objectstoretest is the conformance suite all of them pass.
 //
 // The interface is deliberately narrow: whole-object put and get, ranged get,
 // conditional put, stat, list and delete. Everything the broker stores is
 // written once and never modified in place, so no backend needs appends or
 // partial writes. Keys are slash-separated paths without a leading slash;
 // ValidateKey states the rules, and every backend rejects other keys with
-// ErrInvalidKey. Each backend has its own ETags; ContentETag is the one mem
-// and localfs compute, as S3 does for single-part uploads.
+// ErrInvalidKey. A portable key set also never stores one object's key as
+// the folder of another (a/b and a/b/c): MinIO accepts both but never lists
+// the deeper one, so Sediment's key layouts avoid such pairs. Each backend
+// has its own ETags; ContentETag is the one mem and localfs compute, as S3
+// does for single-part uploads.
 //
 // A package never knows the wire or the metadata: it moves bytes.
 package objectstore

@@ -2,6 +2,7 @@ package objectstoretest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -14,11 +15,24 @@ import (
 // prefix of others.
 var orderKeys = []string{"a-b", "a-b/x", "a.b", "a/b", "a/b/c", "a/b0", "a0", "ab"}
 
+// flatKeys are in lexical order too, '-' and '.' before '/' before '0',
+// but no key continues another past a slash.
+var flatKeys = []string{"a-b", "a-c/x", "a.b", "a/b", "a/b0", "a/d/e", "a/d0", "a0", "ab"}
+
 // testListOrder: List reports every object once, in lexical key order, with
 // the size and ETag of Stat.
 func testListOrder(t *testing.T, s objectstore.Store, prefix string) {
+	listOrder(t, s, prefix, orderKeys)
+}
+
+// testListOrderFlat is testListOrder without nested objects.
+func testListOrderFlat(t *testing.T, s objectstore.Store, prefix string) {
+	listOrder(t, s, prefix, flatKeys)
+}
+
+func listOrder(t *testing.T, s objectstore.Store, prefix string, orderKeys []string) {
 	etags := map[string]string{}
-	for _, i := range []int{4, 0, 7, 2, 5, 1, 6, 3} {
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(len(orderKeys)) { // not in order
 		key := prefix + orderKeys[i]
 		etags[key] = mustPut(t, s, key, []byte(key))
 	}
@@ -42,15 +56,15 @@ func testListOrder(t *testing.T, s objectstore.Store, prefix string) {
 	}
 }
 
+// prefixCase is a List prefix and the keys it must return.
+type prefixCase struct {
+	prefix string
+	want   []string
+}
+
 // testListPrefixes: a prefix may end anywhere, inside a segment or not.
 func testListPrefixes(t *testing.T, s objectstore.Store, prefix string) {
-	for _, k := range orderKeys {
-		mustPut(t, s, prefix+k, nil)
-	}
-	for _, c := range []struct {
-		prefix string
-		want   []string
-	}{
+	listPrefixes(t, s, prefix, orderKeys, []prefixCase{
 		{"a", orderKeys},
 		{"a/", []string{"a/b", "a/b/c", "a/b0"}},
 		{"a/b", []string{"a/b", "a/b/c", "a/b0"}},
@@ -60,7 +74,30 @@ func testListPrefixes(t *testing.T, s objectstore.Store, prefix string) {
 		{"ab", []string{"ab"}},
 		{"a/b/c/", nil},
 		{"zz", nil},
-	} {
+	})
+}
+
+// testListPrefixesFlat is testListPrefixes without nested objects.
+func testListPrefixesFlat(t *testing.T, s objectstore.Store, prefix string) {
+	listPrefixes(t, s, prefix, flatKeys, []prefixCase{
+		{"a", flatKeys},
+		{"a/", []string{"a/b", "a/b0", "a/d/e", "a/d0"}},
+		{"a/b", []string{"a/b", "a/b0"}},
+		{"a/d", []string{"a/d/e", "a/d0"}},
+		{"a/d/", []string{"a/d/e"}},
+		{"a-", []string{"a-b", "a-c/x"}},
+		{"a.", []string{"a.b"}},
+		{"ab", []string{"ab"}},
+		{"a/b/", nil},
+		{"zz", nil},
+	})
+}
+
+func listPrefixes(t *testing.T, s objectstore.Store, prefix string, keys []string, cases []prefixCase) {
+	for _, k := range keys {
+		mustPut(t, s, prefix+k, nil)
+	}
+	for _, c := range cases {
 		got := listKeys(t, s, prefix+c.prefix)
 		if want := withPrefix(prefix, c.want...); !slices.Equal(got, want) {
 			t.Errorf("List(%q):\n got %q\nwant %q", c.prefix, got, want)

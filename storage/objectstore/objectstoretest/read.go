@@ -88,7 +88,17 @@ func testEmptyObject(t *testing.T, s objectstore.Store, prefix string) {
 
 // testNestedKeys: deep keys, and a key that is also a prefix of others.
 func testNestedKeys(t *testing.T, s objectstore.Store, prefix string) {
-	deep, mid := prefix+"x/y/z/w.obj", prefix+"x/y"
+	deepKeys(t, s, prefix, prefix+"x/y")
+}
+
+// testDeepKeys is testNestedKeys with a sibling of the deep key's folder
+// in place of the key that is also its folder.
+func testDeepKeys(t *testing.T, s objectstore.Store, prefix string) {
+	deepKeys(t, s, prefix, prefix+"x/y0")
+}
+
+func deepKeys(t *testing.T, s objectstore.Store, prefix, mid string) {
+	deep := prefix + "x/y/z/w.obj"
 	mustPut(t, s, deep, []byte("deep"))
 	mustPut(t, s, mid, []byte("mid"))
 	checkBytes(t, "Get(deep)", mustGet(t, s, deep), []byte("deep"))

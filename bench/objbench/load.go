@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	miniogo "github.com/minio/minio-go/v7"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
+)
+
+const (
+	recordSize = 1024
+	topic      = "bench"
+	gb         = 1e9
+	mb         = 1 << 20
+)
+
+// runTarget measures one bucket: produce size bytes, wait for the uploads,
+// restart gracefully, read everything back.
+func runTarget(ctx context.Context, dir, storeURL string, env []string, size int64) (*figure, error) {
+	var flags []string
+	if storeURL != "" {
+		flags = []string{"--object-store", storeURL}
+	}
+	b, err := startBroker(dir, env, flags...)
+	if err != nil {
+		return nil, err
+	}
+	defer b.stop()
+	if err := createTopic(ctx, b.addr, 8); err != nil {
+		return nil, err
+	}
+	f := &figure{}
+	if err := measureProduce(ctx, b, size, f); err != nil {
+		return nil, err
+	}
+	if err := b.restart(); err != nil { // caches start cold
+		return nil, err
+	}
+	if err := measureCatchUp(ctx, b, f); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "%s: produce %.1f MB/s, %.1f PUTs/GB; catch-up %.1f MB/s (objects %.1f MB/s), %.1f GETs/GB of %.0f KiB\n",
+		dir, f.ProduceMBs, f.PutsPerGB, f.CatchUpMBs, f.CatchUpObjectMBs, f.GetsPerGB, f.AvgGetKiB)
+	return f, nil
+}
+
+// measureProduce produces size bytes and waits until they are uploaded.
+func measureProduce(ctx context.Context, b *broker, size int64, f *figure) error {
+	before := b.metrics()
+	records := size / recordSize
+	elapsed, err := produce(ctx, b.addr, records)
+	if err != nil {
+		return err
+	}
+	written := float64(records * recordSize)
+	f.ProduceMBs = written / mb / elapsed.Seconds()
+	after := b.waitUploaded()
+	puts := sum(after, "sediment_objectstore_requests_total", `op="put"`, `outcome="ok"`) -
+		sum(before, "sediment_objectstore_requests_total", `op="put"`, `outcome="ok"`)
+	f.PutsPerGB = puts / (written / gb)
+	return nil
+}
+
+// measureCatchUp reads the topic from the start on a freshly started
+// broker, with cold caches.
+func measureCatchUp(ctx context.Context, b *broker, f *figure) error {
+	start := b.metrics()
+	read, elapsed, err := consume(ctx, b.addr)
+	if err != nil {
+		return err
+	}
+	end := b.metrics()
+	delta := func(metric string, labels ...string) float64 {
+		return sum(end, metric, labels...) - sum(start, metric, labels...)
+	}
+	gets := delta("sediment_objectstore_requests_total", `op="get`, `outcome="ok"`)
+	objBytes := delta("sediment_objectstore_bytes_total", `direction="in"`)
+	f.CatchUpMBs = float64(read) / mb / elapsed.Seconds()
+	f.CatchUpObjectMBs = objBytes / mb / elapsed.Seconds()
+	f.GetsPerGB = gets / (float64(read) / gb)
+	f.AvgGetKiB = objBytes / gets / 1024
+	return nil
+}
+
+func createTopic(ctx context.Context, addr string, partitions int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	return err
+}
+
+// produce sends n records of 1 KiB of random bytes from 4 producers
+// (acks=all, linger 5 ms, no compression) and returns the time until the
+// last acknowledgement.
+func produce(ctx context.Context, addr string, n int64) (time.Duration, error) {
+	value := make([]byte, recordSize)
+	rand.Read(value)
+	var (
+		issued   atomic.Int64
+		firstErr atomic.Value
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for range 4 {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond),
+			kgo.MaxBufferedRecords(20000), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		if err != nil {
+			return 0, err
+		}
+		defer cl.Close()
+		wg.Go(func() {
+			for issued.Add(1) <= n {
+				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err)
+					}
+				})
+			}
+			if err := cl.Flush(ctx); err != nil {
+				firstErr.CompareAndSwap(nil, err)
+			}
+		})
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return 0, fmt.Errorf("produce: %v", e)
+	}
+	return time.Since(start), nil
+}
+
+// consume reads the topic from offset 0 to its end with one consumer
+// (fetches of up to 8 MiB per partition) and returns the record bytes read
+// and the time taken.
+func consume(ctx context.Context, addr string) (int64, time.Duration, error) {
+	adm, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return 0, 0, err
+	}
+	ends, err := kadm.NewClient(adm).ListEndOffsets(ctx, topic)
+	adm.Close()
+	if err != nil {
+		return 0, 0, err
+	}
+	want := int64(0)
+	ends.Each(func(o kadm.ListedOffset) { want += o.Offset })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxPartitionBytes(8<<20))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var got, bytes int64
+	for got < want && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil && ctx.Err() == nil {
+			return 0, 0, fmt.Errorf("fetch: %w", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			bytes += int64(len(r.Value))
+		})
+	}
+	if got < want {
+		return 0, 0, fmt.Errorf("read %d of %d records: %v", got, want, ctx.Err())
+	}
+	return bytes, time.Since(start), nil
+}
+
+// sequentialGet reads every object under prefix, one whole-object GET
+// after another, with a plain minio-go client, and returns the rate.
+func sequentialGet(ctx context.Context, srv *miniotest.Server, bucket, prefix string) (baseline, error) {
+	client, err := srv.Client()
+	if err != nil {
+		return baseline{}, err
+	}
+	var keys []string
+	for o := range client.ListObjectsIter(ctx, bucket, miniogo.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return baseline{}, o.Err
+		}
+		keys = append(keys, o.Key)
+	}
+	start := time.Now()
+	var total int64
+	for _, key := range keys {
+		obj, err := client.GetObject(ctx, bucket, key, miniogo.GetObjectOptions{})
+		if err != nil {
+			return baseline{}, err
+		}
+		n, err := io.Copy(io.Discard, obj)
+		obj.Close()
+		if err != nil {
+			return baseline{}, fmt.Errorf("get %s: %w", key, err)
+		}
+		total += n
+	}
+	secs := time.Since(start).Seconds()
+	return baseline{MBs: float64(total) / mb / secs, Objects: len(keys), Bytes: total}, nil
+}
+
+// createBucket makes the bucket the remote targets use.
+func createBucket(srv *miniotest.Server, name string) error {
+	client, err := srv.Client()
+	if err != nil {
+		return err
+	}
+	return client.MakeBucket(context.Background(), name, miniogo.MakeBucketOptions{Region: miniotest.Region})
+}

@@ -1,0 +1,118 @@
+// Command objbench measures the broker against a real MinIO next to the
+// local-folder bucket, in one run on one machine, all on loopback:
+//
+//   - produce throughput (1 KiB incompressible records, 8 partitions,
+//     acks=all, 4 producers, linger 5 ms) until -bytes are acknowledged,
+//     and the object PUTs per GB written;
+//   - catch-up read throughput: after a graceful restart (everything
+//     uploaded, caches cold) one consumer reads the topic from offset 0,
+//     served from the object store, and the object GETs per GB read;
+//   - the baseline for catch-up reads: a plain sequential GET (minio-go,
+//     one object after another) of the same objects from the same MinIO,
+//     and the same objects read through Sediment's s3 backend in 4 MiB
+//     ranged GETs (the broker's block size), one after another.
+//
+// MinIO runs on the same machine (its binary from .bin, as in the tests),
+// so it competes with the broker for the CPU; the localfs figures are the
+// reference for the same disk.
+//
+// Run from the repository root after `make minio`:
+//
+//	go run ./bench/objbench [-bytes 1GiB] [-out bench/results/objects-DATE.json]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
+)
+
+type report struct {
+	Machine  string             `json:"machine"`
+	Bytes    int64              `json:"produced_bytes_per_target"`
+	Targets  map[string]*figure `json:"targets"`
+	Baseline baseline           `json:"minio_sequential_get"`
+}
+
+// figure is one bucket's results.
+type figure struct {
+	ProduceMBs       float64 `json:"produce_mb_s"`
+	PutsPerGB        float64 `json:"object_puts_per_gb_written"`
+	CatchUpMBs       float64 `json:"catch_up_read_mb_s"`
+	CatchUpObjectMBs float64 `json:"catch_up_object_bytes_read_mb_s"`
+	GetsPerGB        float64 `json:"object_gets_per_gb_read"`
+	AvgGetKiB        float64 `json:"avg_get_kib"`
+	VsBaselinePct    float64 `json:"catch_up_vs_sequential_get_pct,omitempty"`
+}
+
+type baseline struct {
+	MBs     float64 `json:"mb_s"`
+	Objects int     `json:"objects"`
+	Bytes   int64   `json:"bytes"`
+	// BackendRangeMBs reads the same objects through Sediment's s3
+	// backend in 4 MiB ranged GETs, one after another.
+	BackendRangeMBs float64 `json:"sediment_s3_backend_4mib_range_gets_mb_s"`
+}
+
+func main() {
+	size := flag.Int64("bytes", 1<<30, "record bytes to produce into each target")
+	out := flag.String("out", "", "also write the JSON report here")
+	flag.Parse()
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "objbench-")
+	check(err)
+	defer os.RemoveAll(work)
+	check(buildBroker(ctx, work))
+	miniotest.UseTestCredentials() // for this process's own reads; brokers get srv.Env()
+	srv, err := miniotest.Launch(filepath.Join(work, "minio"))
+	check(err)
+	defer srv.Stop()
+	check(createBucket(srv, "bench"))
+	r := report{Machine: machine(), Bytes: *size, Targets: map[string]*figure{}}
+	targets := []struct{ name, url string }{
+		{"localfs", ""},
+		{"minio-s3", srv.S3URL("bench", "s3")},
+		{"minio-minio", srv.MinioURL("bench", "minio")},
+	}
+	for _, tg := range targets {
+		settle()
+		f, err := runTarget(ctx, filepath.Join(work, tg.name), tg.url, srv.Env(), *size)
+		check(err)
+		r.Targets[tg.name] = f
+	}
+	settle()
+	r.Baseline, err = sequentialGet(ctx, srv, "bench", "s3/")
+	check(err)
+	settle()
+	r.Baseline.BackendRangeMBs, err = rangedGet(ctx, srv.S3URL("bench", "s3"))
+	check(err)
+	f := r.Targets["minio-s3"]
+	f.VsBaselinePct = 100 * f.CatchUpObjectMBs / r.Baseline.MBs
+	fmt.Fprintf(os.Stderr, "sequential GET from MinIO: %.1f MB/s over %d objects (Sediment's s3 backend, 4 MiB ranges: %.1f MB/s); catch-up reads object bytes at %.0f%% of it\n",
+		r.Baseline.MBs, r.Baseline.Objects, r.Baseline.BackendRangeMBs, f.VsBaselinePct)
+	b, _ := json.MarshalIndent(r, "", "  ")
+	fmt.Println(string(b))
+	if *out != "" {
+		check(os.WriteFile(*out, b, 0o644))
+	}
+}
+
+// settle writes back dirty pages and lets the disk go quiet.
+func settle() {
+	syscall.Sync()
+	time.Sleep(2 * time.Second)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "objbench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// bin is the broker binary buildBroker built.
+var bin string
+
+// buildBroker builds cmd/broker into dir.
+func buildBroker(ctx context.Context, dir string) error {
+	bin = filepath.Join(dir, "broker")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/broker")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+// broker is a broker process on loopback.
+type broker struct {
+	addr, http, dir string
+	flags, env      []string
+	proc            *exec.Cmd
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startBroker starts the broker on dir with flags and env and waits for
+// /readyz.
+func startBroker(dir string, env []string, flags ...string) (*broker, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	b := &broker{addr: freeAddr(), http: freeAddr(), dir: dir, flags: flags, env: env}
+	return b, b.start()
+}
+
+func (b *broker) start() error {
+	args := append([]string{"serve", "--listen", b.addr, "--http-listen", b.http, "--data-dir", b.dir, "--log-level", "warn"}, b.flags...)
+	b.proc = exec.Command(bin, args...)
+	b.proc.Env = append(os.Environ(), b.env...)
+	b.proc.Stderr = os.Stderr
+	if err := b.proc.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	for range 1200 {
+		resp, err := http.Get("http://" + b.http + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("broker not ready after 60s")
+}
+
+// stop shuts the broker down gracefully (it uploads what is pending).
+func (b *broker) stop() error {
+	b.proc.Process.Signal(syscall.SIGTERM)
+	return b.proc.Wait()
+}
+
+// restart stops the broker gracefully and starts it again on the same
+// data, with cold caches.
+func (b *broker) restart() error {
+	if err := b.stop(); err != nil {
+		return fmt.Errorf("graceful stop: %w", err)
+	}
+	return b.start()
+}
+
+// waitUploaded waits (up to a minute) until the WAL backlog has gone to
+// the object store and returns the metrics then.
+func (b *broker) waitUploaded() map[string]float64 {
+	m := b.metrics()
+	for i := 0; i < 600 && m["sediment_wal_backlog_bytes"] > 64<<10; i++ {
+		time.Sleep(100 * time.Millisecond)
+		m = b.metrics()
+	}
+	return m
+}
+
+// metrics scrapes /metrics into name{labels} -> value.
+func (b *broker) metrics() map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get("http://" + b.http + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+				out[line[:i]] = v
+			}
+		}
+	}
+	return out
+}
+
+// sum adds the samples of metric whose labels contain every one of labels.
+func sum(m map[string]float64, metric string, labels ...string) float64 {
+	total := 0.0
+	for k, v := range m {
+		name, rest, _ := strings.Cut(k, "{")
+		if name != metric {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			ok = ok && strings.Contains(rest, l)
+		}
+		if ok {
+			total += v
+		}
+	}
+	return total
+}
+
+func machine() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	cpus, model := 0, ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			cpus++
+			model = strings.TrimSpace(strings.TrimPrefix(line, "model name\t:"))
+		}
+	}
+	return fmt.Sprintf("%d cpus, %s", cpus, model)
+}

@@ -12,8 +12,9 @@ import (
 
 // blockCache caches fixed-size blocks of objects, bounded by bytes, least
 // recently used out first. Concurrent misses on one block share a single
-// ranged GET. A read that ends in the last block it touched prefetches the
-// next block in the background (readahead for sequential consumers).
+// ranged GET. A read prefetches the next `ahead` blocks of its region in the
+// background (readahead for sequential consumers: a catch-up reader then
+// finds its next blocks loaded, and several GETs are in flight at once).
 type blockCache struct {
 	store     objectstore.Store
 	blockSize int64
@@ -26,6 +27,7 @@ type blockCache struct {
 	bytes   int64
 	closed  bool
 
+	ahead    int64         // blocks to read ahead of a read
 	prefetch chan struct{} // semaphore bounding readahead GETs
 	wg       sync.WaitGroup
 }
@@ -44,13 +46,16 @@ type block struct {
 	elem  *list.Element
 }
 
-func newBlockCache(store objectstore.Store, limit, blockSize int64, m *Metrics) *blockCache {
-	return &blockCache{store: store, blockSize: blockSize, limit: limit, m: m,
-		lru: list.New(), entries: map[blockKey]*block{}, prefetch: make(chan struct{}, 4)}
+func newBlockCache(store objectstore.Store, limit, blockSize, ahead int64, m *Metrics) *blockCache {
+	// Never read ahead more than a quarter of the cache: prefetched
+	// blocks must not push out what readers still need.
+	ahead = max(min(ahead, limit/blockSize/4), 0)
+	return &blockCache{store: store, blockSize: blockSize, limit: limit, m: m, ahead: ahead,
+		lru: list.New(), entries: map[blockKey]*block{}, prefetch: make(chan struct{}, max(ahead, 1))}
 }
 
 // read returns n bytes of object at off, assembled from cached blocks. The
-// block after the last one read is prefetched when it starts before
+// blocks after the last one read are prefetched when they start before
 // aheadLimit (the end of the caller's region).
 func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit int64) ([]byte, error) {
 	first, last := off/c.blockSize, (off+n-1)/c.blockSize
@@ -70,8 +75,8 @@ func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit
 	if int64(len(out)) != n {
 		return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
 	}
-	if (last+1)*c.blockSize < aheadLimit {
-		c.readahead(blockKey{object, last + 1})
+	for i := last + 1; i <= last+c.ahead && i*c.blockSize < aheadLimit; i++ {
+		c.readahead(blockKey{object, i})
 	}
 	return out, nil
 }

@@ -56,6 +56,9 @@ type Options struct {
 	// the unit of ranged GETs.
 	BlockCacheBytes int64
 	BlockSize       int64
+	// ReadaheadBlocks is how many blocks a read prefetches beyond itself
+	// (default 4; at most a quarter of the block cache).
+	ReadaheadBlocks int64
 	NodeID          int32
 	Logger          *slog.Logger
 	Metrics         *Metrics
@@ -106,6 +109,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.BlockSize <= 0 {
 		o.BlockSize = 4 << 20 // one GET per 4 MiB of a sequential read
+	}
+	if o.ReadaheadBlocks <= 0 {
+		o.ReadaheadBlocks = 4
 	}
 	o.setLifecycleDefaults()
 	if o.Logger == nil {
@@ -160,7 +166,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		byID:   map[metadata.TopicID]*Topic{},
 	}
 	l.tail = newTailCache(opts.TailCacheBytes)
-	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, l.m)
+	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, opts.ReadaheadBlocks, l.m)
 	if err := l.loadTopics(ctx); err != nil {
 		return nil, err
 	}

@@ -138,4 +138,3 @@ func waitBacklogDrained(t *testing.T, p *brokerProc) {
 	t.Fatalf("upload backlog not drained a minute after MinIO came back: %v bytes\n%s",
 		p.metric("sediment_upload_pending_bytes"), p.logs.String())
 }
-

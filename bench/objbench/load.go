@@ -49,6 +49,11 @@ func runTarget(ctx context.Context, dir, storeURL string, env []string, size int
 	if err := measureCatchUp(ctx, b, f); err != nil {
 		return nil, err
 	}
+	if f.Compacted, err = measureCompacted(ctx, b); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "%s: after compaction of %.0f segments: catch-up %.1f MB/s (objects %.1f MB/s), %.1f GETs/GB of %.0f KiB\n",
+		dir, f.Compacted.Segments, f.Compacted.MBs, f.Compacted.ObjectMBs, f.Compacted.GetsPerGB, f.Compacted.AvgGetKiB)
 	fmt.Fprintf(os.Stderr, "%s: produce %.1f MB/s, %.1f PUTs/GB; catch-up %.1f MB/s (objects %.1f MB/s), %.1f GETs/GB of %.0f KiB\n",
 		dir, f.ProduceMBs, f.PutsPerGB, f.CatchUpMBs, f.CatchUpObjectMBs, f.GetsPerGB, f.AvgGetKiB)
 	return f, nil
@@ -225,4 +230,64 @@ func createBucket(srv *miniotest.Server, name string) error {
 		return err
 	}
 	return client.MakeBucket(context.Background(), name, miniogo.MakeBucketOptions{Region: miniotest.Region})
+}
+
+// measureCompacted lets the compactor run (maintenance every second) until
+// it has nothing left to do, restarts with cold caches, and reads the topic
+// again.
+func measureCompacted(ctx context.Context, b *broker) (*catchUp, error) {
+	b.flags = append(b.flags, "--maintain-interval", "1s", "--object-gc-grace", "1s")
+	if err := b.restart(); err != nil {
+		return nil, err
+	}
+	done := -1.0
+	for i := 0; i < 300; i++ { // up to 5 minutes
+		time.Sleep(2 * time.Second)
+		n := sum(b.metrics(), "sediment_compaction_segments_total")
+		if n == done && n > 0 {
+			break
+		}
+		done = n
+	}
+	if err := b.restart(); err != nil {
+		return nil, err
+	}
+	var f figure
+	if err := measureCatchUp(ctx, b, &f); err != nil {
+		return nil, err
+	}
+	return &catchUp{MBs: f.CatchUpMBs, ObjectMBs: f.CatchUpObjectMBs, GetsPerGB: f.GetsPerGB,
+		AvgGetKiB: f.AvgGetKiB, Segments: done}, nil
+}
+
+// measureDrain stops MinIO, produces size bytes into a broker on it (they
+// wait in the WAL), starts MinIO again and times the upload of the backlog.
+func measureDrain(ctx context.Context, dir string, srv *miniotest.Server, size int64) (float64, float64, error) {
+	flags := []string{"--object-store", srv.S3URL("bench", "drain"), "--wal-max-bytes", fmt.Sprint(4 * size)}
+	b, err := startBroker(dir, srv.Env(), flags...)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.stop()
+	if err := createTopic(ctx, b.addr, 8); err != nil {
+		return 0, 0, err
+	}
+	if err := srv.Stop(); err != nil {
+		return 0, 0, err
+	}
+	if _, err := produce(ctx, b.addr, size/recordSize); err != nil {
+		return 0, 0, err
+	}
+	backlog := sum(b.metrics(), "sediment_upload_pending_bytes")
+	start := time.Now()
+	if err := srv.Restart(); err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < 6000; i++ {
+		if sum(b.metrics(), "sediment_upload_pending_bytes") == 0 {
+			return time.Since(start).Seconds(), backlog, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0, 0, fmt.Errorf("backlog not drained 5 minutes after MinIO came back")
 }

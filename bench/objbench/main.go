@@ -50,6 +50,22 @@ type figure struct {
 	GetsPerGB        float64 `json:"object_gets_per_gb_read"`
 	AvgGetKiB        float64 `json:"avg_get_kib"`
 	VsBaselinePct    float64 `json:"catch_up_vs_sequential_get_pct,omitempty"`
+	// After compaction: the same catch-up read once the compactor has
+	// rewritten the upload objects into per-partition objects.
+	Compacted *catchUp `json:"after_compaction,omitempty"`
+	// DrainSeconds is how long the upload backlog built while MinIO was
+	// down took to reach the bucket once it was back (MinIO targets).
+	DrainSeconds float64 `json:"backlog_drain_seconds,omitempty"`
+	DrainBytes   float64 `json:"backlog_drain_bytes,omitempty"`
+}
+
+// catchUp is one catch-up read's figures.
+type catchUp struct {
+	MBs       float64 `json:"catch_up_read_mb_s"`
+	ObjectMBs float64 `json:"catch_up_object_bytes_read_mb_s"`
+	GetsPerGB float64 `json:"object_gets_per_gb_read"`
+	AvgGetKiB float64 `json:"avg_get_kib"`
+	Segments  float64 `json:"segments_compacted"`
 }
 
 type baseline struct {
@@ -64,6 +80,7 @@ type baseline struct {
 func main() {
 	size := flag.Int64("bytes", 1<<30, "record bytes to produce into each target")
 	out := flag.String("out", "", "also write the JSON report here")
+	drain := flag.Bool("drain", true, "also time draining a -bytes backlog built while MinIO is down")
 	flag.Parse()
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "objbench-")
@@ -95,6 +112,12 @@ func main() {
 	check(err)
 	f := r.Targets["minio-s3"]
 	f.VsBaselinePct = 100 * f.CatchUpObjectMBs / r.Baseline.MBs
+	if *drain {
+		settle()
+		f.DrainSeconds, f.DrainBytes, err = measureDrain(ctx, filepath.Join(work, "drain"), srv, *size)
+		check(err)
+		fmt.Fprintf(os.Stderr, "backlog of %.2f GiB built while MinIO was down drained in %.1fs\n", f.DrainBytes/(1<<30), f.DrainSeconds)
+	}
 	fmt.Fprintf(os.Stderr, "sequential GET from MinIO: %.1f MB/s over %d objects (Sediment's s3 backend, 4 MiB ranges: %.1f MB/s); catch-up reads object bytes at %.0f%% of it\n",
 		r.Baseline.MBs, r.Baseline.Objects, r.Baseline.BackendRangeMBs, f.VsBaselinePct)
 	b, _ := json.MarshalIndent(r, "", "  ")

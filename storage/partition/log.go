@@ -57,7 +57,8 @@ type Options struct {
 	BlockCacheBytes int64
 	BlockSize       int64
 	// ReadaheadBlocks is how many blocks a read prefetches beyond itself
-	// (default 4; at most a quarter of the block cache).
+	// (default 4, at most a quarter of the block cache: 2 with the default
+	// 64 MiB cache and 8 MiB blocks).
 	ReadaheadBlocks int64
 	NodeID          int32
 	Logger          *slog.Logger
@@ -108,7 +109,7 @@ func (o *Options) setDefaults() {
 		o.BlockCacheBytes = 64 << 20
 	}
 	if o.BlockSize <= 0 {
-		o.BlockSize = 4 << 20 // one GET per 4 MiB of a sequential read
+		o.BlockSize = 8 << 20 // at most one GET per 4 MiB of a sequential read, with room to spare
 	}
 	if o.ReadaheadBlocks <= 0 {
 		o.ReadaheadBlocks = 4

@@ -1,8 +1,8 @@
 // Package metadata owns the broker's durable metadata: topics and their
 // configs, partition state (log start offset, the end of the log committed to
 // the object store, and producer-id state as of that end), the object index
-// that says which object holds which offsets, broker configs and the
-// producer-id counter. Later: consumer groups and committed offsets.
+// that says which object holds which offsets, broker configs, the
+// producer-id counter, and consumer groups with their committed offsets.
 //
 // Two layers: KV is a small transactional key-value interface with versions
 // (backends: bbolt for one node, etcd for clusters); Store is the typed layer
@@ -16,6 +16,15 @@
 //	index/<topic-id-hex>/<partition %010d>/<base offset %020d>   Segment
 //	config/broker                               map[string]string
 //	producerids/next                            int64, the next unallocated id
+//	groupcoord/owner                            the group coordinator's fence (node id, claim time);
+//	                                            every group write is conditional on its version
+//	groups/<group-id, path-escaped>             GroupRecord: the last completed generation
+//	offsets/<group-id, path-escaped>/<topic>/<partition %010d>   CommittedOffset
+//
+// Group ids may hold any byte, so they are path-escaped (url.PathEscape:
+// a '/' becomes %2F) and one group's keys are never a prefix of another's.
+// Offsets exist only under a group record (WriteGroups refuses otherwise)
+// and are deleted with it.
 //
 // The package never knows the wire protocol and holds no caches: callers own
 // the live state and use this package as its durable record.

@@ -6,11 +6,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/storage/partition"
 )
 
 // errorCode maps an error from the layers below to its Kafka error code.
 func errorCode(err error) int16 {
+	if c, ok := groupErrorCode(err); ok {
+		return c
+	}
 	var code *kerr.Error
 	switch {
 	case err == nil:
@@ -56,4 +60,40 @@ func errorMessage(err error) *string {
 	}
 	msg := err.Error()
 	return &msg
+}
+
+// groupErrors maps the group coordinator's errors to their codes.
+var groupErrors = []struct {
+	err  error
+	code int16
+}{
+	{groupcoord.ErrInvalidGroupID, kerr.InvalidGroupID.Code},
+	{groupcoord.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout.Code},
+	{groupcoord.ErrInconsistentProtocol, kerr.InconsistentGroupProtocol.Code},
+	{groupcoord.ErrGroupMaxSize, kerr.GroupMaxSizeReached.Code},
+	{groupcoord.ErrMemberIDRequired, kerr.MemberIDRequired.Code},
+	{groupcoord.ErrUnknownMember, kerr.UnknownMemberID.Code},
+	{groupcoord.ErrIllegalGeneration, kerr.IllegalGeneration.Code},
+	{groupcoord.ErrRebalanceInProgress, kerr.RebalanceInProgress.Code},
+	{groupcoord.ErrFencedInstance, kerr.FencedInstanceID.Code},
+	{groupcoord.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable.Code},
+	{groupcoord.ErrNotCoordinator, kerr.NotCoordinator.Code},
+	{groupcoord.ErrGroupNotFound, kerr.GroupIDNotFound.Code},
+	{groupcoord.ErrNonEmptyGroup, kerr.NonEmptyGroup.Code},
+	{groupcoord.ErrSubscribedToTopic, kerr.GroupSubscribedToTopic.Code},
+	{groupcoord.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge.Code},
+	{groupcoord.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition.Code},
+}
+
+// groupErrorCode maps a coordinator error; ok is false for other errors.
+func groupErrorCode(err error) (int16, bool) {
+	if err == nil {
+		return 0, false
+	}
+	for _, ge := range groupErrors {
+		if errors.Is(err, ge.err) {
+			return ge.code, true
+		}
+	}
+	return 0, false
 }

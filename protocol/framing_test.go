@@ -42,10 +42,10 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 	const maxBytes = 64 << 10
 	b := startBroker(t, withMaxRequestBytes(maxBytes))
 	b.createTopic("t", 1, nil)
-	offsetCommit := kmsg.NewPtrOffsetCommitRequest()
-	offsetCommit.Version, offsetCommit.Group = 8, "g"
-	findCoordinator := kmsg.NewPtrFindCoordinatorRequest()
-	findCoordinator.Version, findCoordinator.CoordinatorKeys = 4, []string{"g"}
+	writeTxnMarkers := kmsg.NewPtrWriteTxnMarkersRequest()
+	writeTxnMarkers.Version = 1
+	addPartitionsToTxn := kmsg.NewPtrAddPartitionsToTxnRequest()
+	addPartitionsToTxn.Version = 3
 	cases := []struct {
 		name  string
 		frame []byte
@@ -66,11 +66,11 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 		{"version beyond what kmsg parses", rawHeader(3, 14, 1), false},
 		{"negative version", rawHeader(3, -1, 1), false},
 		{"malformed body", rawHeader(3, 1, 1, 0, 0, 0, 5, 0), false},
-		{"unserved API without a top-level error", framed(offsetCommit, 1), false},
+		{"unserved API without a top-level error", framed(writeTxnMarkers, 1), false},
 		{"produce below v3 (no top-level error)", framed(withVersion(produceReq(9, 1, "t", 0, nil), 2), 1), false},
 		{"list offsets v0 (no top-level error)", framed(withVersion(listOffsetsReq(1, "t", []int64{-1}), 0), 1), false},
 		{"fetch v3 (no top-level error in v0-v6)", framed(withVersion(fetchReq(4, "t", [16]byte{}, 0, 0), 3), 1), false},
-		{"find coordinator v4 (its error is per key)", framed(findCoordinator, 1), false},
+		{"add partitions to txn v3 (its top-level error is v4+)", framed(addPartitionsToTxn, 1), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,18 +98,18 @@ func TestUnsupportedVersionAnswered(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
 	c := b.dial()
-	joinGroup := kmsg.NewPtrJoinGroupRequest()
-	joinGroup.Version, joinGroup.Group, joinGroup.ProtocolType = 5, "g", "consumer"
-	findCoordinator := kmsg.NewPtrFindCoordinatorRequest()
-	findCoordinator.Version, findCoordinator.CoordinatorKey = 2, "g"
+	describeACLs := kmsg.NewPtrDescribeACLsRequest()
+	describeACLs.Version = 1
+	addPartitionsToTxn := kmsg.NewPtrAddPartitionsToTxnRequest()
+	addPartitionsToTxn.Version = 4
 	fetchV7 := withVersion(fetchReq(7, "t", [16]byte{}, 0, 0), 7)
-	for _, req := range []kmsg.Request{joinGroup, findCoordinator} {
+	for _, req := range []kmsg.Request{describeACLs, addPartitionsToTxn} {
 		resp := c.recv(req, c.send(req))
 		var code int16
 		switch resp := resp.(type) {
-		case *kmsg.JoinGroupResponse:
+		case *kmsg.DescribeACLsResponse:
 			code = resp.ErrorCode
-		case *kmsg.FindCoordinatorResponse:
+		case *kmsg.AddPartitionsToTxnResponse:
 			code = resp.ErrorCode
 		}
 		wantCode(t, kmsg.NameForKey(req.Key()), code, kerr.UnsupportedVersion.Code)

@@ -225,9 +225,8 @@ func fuzzSeeds(tb testing.TB) []fuzzSeed {
 	cluster := kmsg.NewPtrDescribeClusterRequest()
 	cluster.EndpointType = 1
 	add("brokers", cluster, 0, 1, 2)
-	join := kmsg.NewPtrJoinGroupRequest() // not served: UNSUPPORTED_VERSION
-	join.Group, join.ProtocolType = "g", "consumer"
-	add("unserved", join, 5)
+	// The group APIs' seeds are in 11_join_group_test.go.
+	addGroupSeeds(add, name, id)
 	add("below_range", fetchReq(3, name, id, 0, 0), 3) // closes: no top-level error at v3
 	// ApiVersions at a version we do not know: answered at v0 (KIP-511).
 	seeds = append(seeds, fuzzSeed{"18_apiversions_unknown_v9", rawHeader(18, 9, int32(len(seeds)+1), 0xfe, 0xfe)})

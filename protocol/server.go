@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
 )
@@ -31,6 +32,11 @@ type Config struct {
 	Logger      *slog.Logger
 	// Registry receives the protocol metrics (nil: not registered).
 	Registry prometheus.Registerer
+	// Groups coordinates consumer groups; the Server owns it from then on
+	// and closes it in Close. Nil: NewServer opens one over log and meta
+	// (without metrics); if that fails, group APIs answer
+	// COORDINATOR_NOT_AVAILABLE.
+	Groups *groupcoord.Coordinator
 }
 
 // Server serves the Kafka protocol on a listener.
@@ -41,6 +47,8 @@ type Server struct {
 	pids *producerIDs
 	m    *metrics
 	lg   *slog.Logger
+
+	groups *groupcoord.Coordinator // nil when it could not be opened
 
 	ctx    context.Context // canceled by Close
 	cancel context.CancelFunc
@@ -62,14 +70,24 @@ func NewServer(cfg Config, log *partition.Log, meta *metadata.Store) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Groups == nil {
+		var err error
+		cfg.Groups, err = groupcoord.Open(context.Background(), groupcoord.Config{Meta: meta,
+			Cluster: groupcoord.LogCluster(log), NodeID: cfg.NodeID, Logger: cfg.Logger})
+		if err != nil {
+			cfg.Logger.Error("group coordinator not available", "err", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg: cfg, log: log, meta: meta, lg: cfg.Logger,
 		pids: &producerIDs{meta: meta},
 		m:    newMetrics(cfg.Registry),
 		ctx:  ctx, cancel: cancel,
 		conns: map[*conn]struct{}{},
 	}
+	s.groups = cfg.Groups
+	return s
 }
 
 // Serve accepts connections on ln until Close. It returns nil after Close.
@@ -137,5 +155,10 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.connWG.Wait()
+	if s.groups != nil {
+		if cerr := s.groups.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("protocol: close group coordinator: %w", cerr)
+		}
+	}
 	return err
 }

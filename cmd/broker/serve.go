@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/protocol"
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
@@ -129,9 +130,15 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	if port == 0 { // --listen :0 in tests: advertise the port we got
 		port = b.ln.Addr().(*net.TCPAddr).Port
 	}
-	b.srv = protocol.NewServer(protocol.Config{
+	groups, err := groupcoord.Open(ctx, groupcoord.Config{Meta: b.meta, Cluster: groupcoord.LogCluster(b.log),
+		NodeID: int32(cfg.NodeID), Logger: logger, Registry: reg})
+	if err != nil {
+		b.ln.Close()
+		return err
+	}
+	b.srv = protocol.NewServer(protocol.Config{ // the server closes groups
 		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
-		MaxRequestBytes: int32(cfg.MaxRequestBytes), Logger: logger, Registry: reg,
+		MaxRequestBytes: int32(cfg.MaxRequestBytes), Logger: logger, Registry: reg, Groups: groups,
 	}, b.log, b.meta)
 	go func() { b.serveErr <- b.srv.Serve(b.ln) }()
 	return nil

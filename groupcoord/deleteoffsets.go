@@ -1,0 +1,76 @@
+package groupcoord
+
+import "github.com/sediment-io/sediment/metadata"
+
+// DeleteOffsetsResult answers an OffsetDelete: Err for the group, else one
+// error per partition.
+type DeleteOffsetsResult struct {
+	Err        error
+	Partitions []error
+}
+
+// DeleteOffsets deletes committed offsets of a group, durably. A group in
+// use keeps the offsets of topics its members subscribe to
+// (ErrSubscribedToTopic); a group in use whose subscriptions cannot be read
+// (not a consumer group) refuses altogether (ErrNonEmptyGroup).
+func (c *Coordinator) DeleteOffsets(group string, parts []metadata.GroupPartition) <-chan DeleteOffsetsResult {
+	out := make(chan DeleteOffsetsResult, 1)
+	fail := func(err error) <-chan DeleteOffsetsResult {
+		out <- DeleteOffsetsResult{Err: err}
+		return out
+	}
+	if err := c.checkGroupID(group); err != nil {
+		return fail(err)
+	}
+	g := c.lookup(group)
+	if g == nil {
+		return fail(ErrGroupNotFound)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state == StateDead {
+		return fail(ErrGroupNotFound)
+	}
+	subscribed := func(string) bool { return false }
+	if g.state != StateEmpty {
+		if g.protocolType != consumerProtocolType {
+			return fail(ErrNonEmptyGroup)
+		}
+		subs, known := g.subscribedLocked()
+		subscribed = func(topic string) bool { return !known || subs[topic] }
+	}
+	g.deleteOffsetsLocked(parts, subscribed, out)
+	return out
+}
+
+func (g *group) deleteOffsetsLocked(parts []metadata.GroupPartition, subscribed func(string) bool, out chan DeleteOffsetsResult) {
+	errs := make([]error, len(parts))
+	var writes []metadata.OffsetWrite
+	var written []int
+	for i, tp := range parts {
+		_, n, ok := g.c.cluster.TopicPartitions(tp.Topic)
+		switch {
+		case !ok || tp.Partition < 0 || tp.Partition >= n:
+			errs[i] = ErrUnknownTopicOrPartition
+		case subscribed(tp.Topic):
+			errs[i] = ErrSubscribedToTopic
+		case g.offsets[tp] != nil:
+			writes = append(writes, metadata.OffsetWrite{GroupPartition: tp})
+			written = append(written, i)
+		}
+	}
+	if len(writes) == 0 {
+		out <- DeleteOffsetsResult{Partitions: errs}
+		return
+	}
+	done := func(err error) {
+		for _, i := range written {
+			errs[i] = err
+		}
+		out <- DeleteOffsetsResult{Partitions: errs}
+	}
+	g.c.lg.Info("group offsets deleted", "group", g.id, "partitions", len(writes), "reason", "OffsetDelete")
+	if err := g.queueOffsetsLocked(writes, done); err != nil {
+		done(err)
+	}
+}

@@ -1,0 +1,184 @@
+package groupcoord
+
+import "github.com/sediment-io/sediment/metadata"
+
+// CommitRequest is an OffsetCommit.
+type CommitRequest struct {
+	Group      string
+	MemberID   string
+	InstanceID *string
+	// Generation is -1 for commits from outside group management (admin
+	// clients, consumers that assign partitions themselves).
+	Generation int32
+	// GroupNotFoundError (OffsetCommit v9+): a commit with a generation to
+	// a group that does not exist fails with ErrGroupNotFound rather than
+	// ErrIllegalGeneration.
+	GroupNotFoundError bool
+	Offsets            []CommitOffset
+}
+
+// CommitOffset is one partition's offset to commit.
+type CommitOffset struct {
+	Topic       string
+	Partition   int32
+	Offset      int64
+	LeaderEpoch int32
+	Metadata    *string
+}
+
+// CommitResult answers a commit: Err for the whole request, else one error
+// per offset (nil: durable).
+type CommitResult struct {
+	Err        error
+	Partitions []error
+}
+
+// Commit validates a commit and makes its offsets durable, all of them in
+// one metadata transaction (shared with whatever else is pending). The
+// result arrives once they are durable.
+func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
+	out := make(chan CommitResult, 1)
+	if c.closed.Load() {
+		out <- CommitResult{Err: ErrNotCoordinator}
+		return out
+	}
+	g := c.lookup(req.Group)
+	if g == nil {
+		if req.Generation >= 0 {
+			err := ErrIllegalGeneration
+			if req.GroupNotFoundError {
+				err = ErrGroupNotFound
+			}
+			out <- CommitResult{Err: err}
+			return out
+		}
+		g = c.getOrCreate(req.Group) // a standalone commit creates the group
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkCommitLocked(req); err != nil {
+		out <- CommitResult{Err: err}
+		return out
+	}
+	g.commitLocked(req, out)
+	return out
+}
+
+// checkCommitLocked decides whether the committer may commit: anyone to
+// an empty group without a generation, else a current member of the
+// current generation outside CompletingRebalance.
+func (g *group) checkCommitLocked(req CommitRequest) error {
+	switch {
+	case g.state == StateDead:
+		return ErrCoordinatorNotAvailable
+	case req.Generation < 0 && g.state == StateEmpty:
+		return nil
+	case req.Generation < 0 && req.MemberID == "" && req.InstanceID == nil:
+		return ErrUnknownMember // a standalone commit to a group in use
+	}
+	m, err := g.memberForLocked(req.MemberID, req.InstanceID)
+	switch {
+	case err != nil:
+		return err
+	case req.Generation != g.generation:
+		return ErrIllegalGeneration
+	case g.state == StateCompletingRebalance:
+		return ErrRebalanceInProgress
+	}
+	g.scheduleSessionLocked(m)
+	return nil
+}
+
+// commitLocked checks each offset and queues the good ones as one write.
+func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
+	s := g.c.settings()
+	now := g.c.clock.Now().UnixMilli()
+	errs := make([]error, len(req.Offsets))
+	var writes []metadata.OffsetWrite
+	var written []int
+	for i, o := range req.Offsets {
+		md := ""
+		if o.Metadata != nil {
+			md = *o.Metadata
+		}
+		id, parts, ok := g.c.cluster.TopicPartitions(o.Topic)
+		switch {
+		case len(md) > s.metadataMaxBytes:
+			errs[i] = ErrMetadataTooLarge
+		case !ok || o.Partition < 0 || o.Partition >= parts:
+			errs[i] = ErrUnknownTopicOrPartition
+		default:
+			writes = append(writes, metadata.OffsetWrite{GroupPartition: metadata.GroupPartition{Topic: o.Topic, Partition: o.Partition},
+				Offset: &metadata.CommittedOffset{TopicID: id, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: md, CommitMs: now}})
+			written = append(written, i)
+		}
+	}
+	if len(writes) == 0 {
+		out <- CommitResult{Partitions: errs}
+		return
+	}
+	done := func(err error) {
+		for _, i := range written {
+			errs[i] = err
+		}
+		out <- CommitResult{Partitions: errs}
+	}
+	if err := g.queueOffsetsLocked(writes, done); err != nil {
+		done(err)
+	}
+}
+
+// queueOffsetsLocked queues offsets (with the group's record if it was
+// never stored) and applies them in memory once durable; then done runs.
+func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func(error)) error {
+	w := metadata.GroupWrite{Group: g.id, Offsets: writes}
+	created := !g.persisted
+	if created {
+		rec := g.recordLocked()
+		w.Record = &rec
+		g.persisted = true
+	}
+	g.inflight++
+	err := g.c.persist.enqueue(&writeReq{w: w, apply: func(err error) {
+		g.mu.Lock()
+		g.offsetsStoredLocked(writes, created, err)
+		g.mu.Unlock()
+		done(err)
+	}})
+	if err != nil {
+		g.inflight--
+		g.persisted = !created
+	}
+	return err
+}
+
+// offsetsStoredLocked applies durable offset writes in memory, and wakes
+// fetches that wait for stable offsets once none is in flight.
+func (g *group) offsetsStoredLocked(writes []metadata.OffsetWrite, created bool, err error) {
+	g.inflight--
+	if err != nil {
+		if created {
+			g.persisted = false
+		}
+	} else {
+		puts := 0
+		for _, w := range writes {
+			if w.Offset == nil {
+				delete(g.offsets, w.GroupPartition)
+				continue
+			}
+			g.offsets[w.GroupPartition] = &offsetState{*w.Offset}
+			puts++
+		}
+		if puts > 0 {
+			g.c.m.commits.Add(float64(puts))
+			g.c.m.commitReqs.Inc()
+		}
+	}
+	if g.inflight == 0 {
+		for _, wake := range g.stableWaiters {
+			wake()
+		}
+		g.stableWaiters = nil
+	}
+}

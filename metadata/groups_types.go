@@ -1,0 +1,126 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ErrGroupMissing is returned by WriteGroups for offsets of a group that has
+// no stored record: offsets never outlive their group.
+var ErrGroupMissing = errors.New("metadata: offsets written for a group with no record")
+
+// GroupRecord is a consumer group's durable state as of its last completed
+// generation (or of the moment it became empty). Members are stored with
+// every protocol they offered and their assignment, so that a restarted
+// coordinator can resume a stable group without a rebalance.
+type GroupRecord struct {
+	ProtocolType string `json:"protocol_type"`
+	Protocol     string `json:"protocol,omitempty"`
+	Generation   int32  `json:"generation"`
+	Leader       string `json:"leader,omitempty"`
+	// StateMs is when the group entered its current state; an empty
+	// group's offsets expire offsets.retention.minutes after it.
+	StateMs int64               `json:"state_ms"`
+	Members []GroupMemberRecord `json:"members,omitempty"`
+}
+
+// GroupMemberRecord is one member of a stored generation.
+type GroupMemberRecord struct {
+	MemberID           string          `json:"member_id"`
+	InstanceID         *string         `json:"instance_id,omitempty"`
+	ClientID           string          `json:"client_id"`
+	ClientHost         string          `json:"client_host"`
+	SessionTimeoutMs   int32           `json:"session_timeout_ms"`
+	RebalanceTimeoutMs int32           `json:"rebalance_timeout_ms"`
+	Protocols          []GroupProtocol `json:"protocols"`
+	Assignment         []byte          `json:"assignment,omitempty"`
+}
+
+// GroupProtocol is one protocol a member offered, with its metadata.
+type GroupProtocol struct {
+	Name     string `json:"name"`
+	Metadata []byte `json:"metadata,omitempty"`
+}
+
+// CommittedOffset is one partition's committed offset. TopicID is the id
+// the topic had at commit time: an offset whose topic was deleted (or
+// deleted and created again) is stale and never served.
+type CommittedOffset struct {
+	TopicID     TopicID `json:"topic_id"`
+	Offset      int64   `json:"offset"`
+	LeaderEpoch int32   `json:"leader_epoch"`
+	Metadata    string  `json:"metadata,omitempty"`
+	CommitMs    int64   `json:"commit_ms"`
+}
+
+// GroupPartition names a partition by topic name, as offsets are keyed.
+type GroupPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// StoredGroup is a group as LoadGroups finds it.
+type StoredGroup struct {
+	ID      string
+	Record  GroupRecord
+	Version int64 // KV version of the record
+	Offsets map[GroupPartition]CommittedOffset
+}
+
+// GroupWrite is one change to one group, applied by WriteGroups in order
+// with others: a new record, the deletion of the group and its offsets,
+// and offsets to store or delete.
+type GroupWrite struct {
+	Group string
+	// Record, when set, replaces the group's record.
+	Record *GroupRecord
+	// Delete removes the group's record and every offset it has; it is
+	// applied before Record and Offsets of the same write.
+	Delete  bool
+	Offsets []OffsetWrite
+}
+
+// OffsetWrite stores (Offset set) or deletes (Offset nil) one committed
+// offset.
+type OffsetWrite struct {
+	GroupPartition
+	Offset *CommittedOffset
+}
+
+// groupOwnerKey is the coordinator's fence: it is rewritten by every
+// coordinator that takes over the groups, and every group write is
+// conditional on it.
+const groupOwnerKey = "groupcoord/owner"
+
+// escapeGroup makes a group id safe as one key segment: group ids are any
+// string, and a '/' in one must not make it a prefix of another's keys.
+func escapeGroup(id string) string { return url.PathEscape(id) }
+
+func groupKey(id string) string { return "groups/" + escapeGroup(id) }
+
+func groupOffsetsPrefix(id string) string { return "offsets/" + escapeGroup(id) + "/" }
+
+func offsetKey(id string, tp GroupPartition) string {
+	return fmt.Sprintf("%s%s/%010d", groupOffsetsPrefix(id), tp.Topic, tp.Partition)
+}
+
+// parseOffsetKey splits offsets/<group>/<topic>/<partition>. Topic names
+// never hold '/'.
+func parseOffsetKey(key string) (string, GroupPartition, error) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 || parts[0] != "offsets" {
+		return "", GroupPartition{}, fmt.Errorf("metadata: malformed offset key %q", key)
+	}
+	group, err := url.PathUnescape(parts[1])
+	if err != nil {
+		return "", GroupPartition{}, fmt.Errorf("metadata: offset key %q: %w", key, err)
+	}
+	p, err := strconv.ParseInt(parts[3], 10, 32)
+	if err != nil {
+		return "", GroupPartition{}, fmt.Errorf("metadata: offset key %q: %w", key, err)
+	}
+	return group, GroupPartition{Topic: parts[2], Partition: int32(p)}, nil
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/protocol"
+	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 	"github.com/sediment-io/sediment/storage/partition"
 )
@@ -53,6 +54,7 @@ func serve(cfg *serveConfig) error {
 // broker is the wired set of components of one running broker.
 type broker struct {
 	meta     *metadata.Store
+	store    objectstore.Store
 	log      *partition.Log
 	srv      *protocol.Server
 	ln       net.Listener
@@ -94,6 +96,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 	if err != nil {
 		return fmt.Errorf("--object-store: %w", err)
 	}
+	b.store = store
 	durability := partition.DurabilityWAL
 	if cfg.Durability == "object" {
 		durability = partition.DurabilityObject
@@ -109,7 +112,6 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		AfterPut: crashAfterPuts(),
 	})
 	if err != nil {
-		store.Close()
 		return err
 	}
 	b.log.RegisterGauges(reg)
@@ -166,6 +168,9 @@ func (b *broker) close() error {
 	}
 	if b.log != nil {
 		errs = append(errs, b.log.Close())
+	}
+	if b.store != nil { // after the log: its final upload needs the store
+		errs = append(errs, b.store.Close())
 	}
 	if b.meta != nil {
 		errs = append(errs, b.meta.Close())

@@ -36,6 +36,9 @@ type ConfigDef struct {
 	Enum []string
 	// ReadOnly marks broker configs that cannot be altered at runtime.
 	ReadOnly bool
+	// Check, when set, validates what the type and Enum cannot (the syntax
+	// of sediment.table.partition-by, ...).
+	Check func(value string) error
 	// Effect says what Sediment does with the value, for the docs.
 	Doc string
 }
@@ -67,6 +70,11 @@ func (d ConfigDef) Validate(value string) error {
 			}
 		}
 	}
+	if d.Check != nil {
+		if err := d.Check(value); err != nil {
+			return fmt.Errorf("config %s: %w", d.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -79,8 +87,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TopicConfigDefs are the topic-level configs Sediment accepts, by name.
-var TopicConfigDefs = byName([]ConfigDef{
+// TopicConfigDefs are the topic-level configs Sediment accepts, by name:
+// the log's below and the table converter's (tableTopicConfigDefs).
+var TopicConfigDefs = byName(append([]ConfigDef{
 	{Name: "cleanup.policy", Type: ConfigList, Default: "delete", BrokerName: "log.cleanup.policy", Enum: []string{"delete", "compact"},
 		Doc: "delete applies retention; compact keeps every record (compaction itself is not implemented, nothing is deleted)"},
 	{Name: "retention.ms", Type: ConfigLong, Default: "604800000", BrokerName: "log.retention.ms", Min: -1,
@@ -101,7 +110,7 @@ var TopicConfigDefs = byName([]ConfigDef{
 		Doc: "accepted for compatibility: objects are cut by --upload-interval"},
 	{Name: "unclean.leader.election.enable", Type: ConfigBoolean, Default: "false", BrokerName: "unclean.leader.election.enable",
 		Doc: "accepted for compatibility: there are no replicas to elect"},
-})
+}, tableTopicConfigDefs...))
 
 // BrokerConfigDefs are the broker-level configs, by name: the log's below
 // and those of other components (groupBrokerConfigDefs, ...).

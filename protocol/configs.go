@@ -40,6 +40,11 @@ func topicConfigEntries(own, broker map[string]string, names []string) []configE
 		if v, ok := own[name]; ok {
 			e.synonyms = append(e.synonyms, configSynonym{name, v, metadata.SourceTopic})
 		}
+		if d.BrokerName == "" { // a topic-only config (sediment.table.*)
+			e.synonyms = append(e.synonyms, configSynonym{name, d.Default, metadata.SourceDefault})
+			out = append(out, e)
+			continue
+		}
 		if v, ok := broker[d.BrokerName]; ok {
 			e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, v, metadata.SourceDynamicBroker})
 		}

@@ -80,7 +80,9 @@ func measureProduce(ctx context.Context, b *broker, size int64, f *figure) error
 // broker, with cold caches.
 func measureCatchUp(ctx context.Context, b *broker, f *figure) error {
 	start := b.metrics()
+	stopProfile := b.profile("catchup")
 	read, elapsed, err := consume(ctx, b.addr)
+	stopProfile()
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -152,3 +153,33 @@ func machine() string {
 	}
 	return fmt.Sprintf("%d cpus, %s", cpus, model)
 }
+
+// profile records the broker's CPU profile into $OBJBENCH_PROFILE_DIR (when
+// set) until the returned function is called, for finding where a phase's
+// time goes: OBJBENCH_PROFILE_DIR=/tmp/prof go run ./bench/objbench.
+func (b *broker) profile(phase string) (stop func()) {
+	dir := os.Getenv("OBJBENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	profiles++
+	file := filepath.Join(dir, fmt.Sprintf("%02d-%s-%s.pprof", profiles, filepath.Base(b.dir), phase))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get("http://" + b.http + "/debug/pprof/profile?seconds=30")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "profile: %v\n", err)
+			return
+		}
+		defer resp.Body.Close()
+		if out, err := os.Create(file); err == nil {
+			io.Copy(out, resp.Body)
+			out.Close()
+		}
+	}()
+	return func() { <-done }
+}
+
+// profiles numbers the profile files of one run.
+var profiles int

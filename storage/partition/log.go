@@ -133,6 +133,7 @@ type Log struct {
 	wal     *wal.WAL
 	tail    *tailCache
 	blocks  *blockCache
+	seeks   seekHints
 	up      *uploader
 	durable *durableNotifier
 	log     *slog.Logger

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -243,4 +244,40 @@ func TestHighWatermarkFollowsFsync(t *testing.T) {
 	}
 	_, hw := p.Offsets()
 	t.Fatalf("high watermark %d after the fsync, want 2", hw)
+}
+
+// TestSequentialObjectReadGetsEachBlockOnce: a consumer reading a long
+// segment one batch per fetch, with a block cache far smaller than the
+// segment, GETs each block about once: a fetch starts where the previous
+// one ended instead of walking the segment's batch headers from its start
+// (which would GET the evicted early blocks again, every fetch).
+func TestSequentialObjectReadGetsEachBlockOnce(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) {
+		o.TailCacheBytes = 1
+		o.BlockSize = 256
+		o.BlockCacheBytes = 1024
+	})
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	const batches = 200
+	for i := range batches {
+		produce(t, l, p, testBatch{values: values(2, fmt.Sprintf("record-%03d", i))})
+	}
+	uploadAll(t, l)
+	segs, err := e.meta.Segments(context.Background(), p.Topic().ID, 0, 0, 10)
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("%d segments (%v), want the one upload", len(segs), err)
+	}
+	blocks := (segs[0].Pos+segs[0].Len)/256 + 1
+	gets := e.store.Count(mem.OpGetRange)
+	for off := int64(0); off < 2*batches; {
+		res, err := l.Read(context.Background(), p, off, 1, true) // one batch per fetch
+		if err != nil || len(res.Batches) != 1 {
+			t.Fatalf("read at %d: %d batches, %v", off, len(res.Batches), err)
+		}
+		off = batchBaseOffset(res.Batches[0]) + int64(readHeader(res.Batches[0]).LastOffsetDelta) + 1
+	}
+	if n := e.store.Count(mem.OpGetRange) - gets; n > blocks+2 {
+		t.Fatalf("%d GETs for a segment of %d blocks read once", n, blocks)
+	}
 }

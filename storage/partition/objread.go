@@ -25,9 +25,12 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if err != nil {
 		return res, err
 	}
-	end, err := l.spanBatches(ctx, seg, pos, plan.objectEnd, maxBytes, first)
+	end, next, err := l.spanBatches(ctx, seg, pos, plan.objectEnd, maxBytes, first)
 	if err != nil || end == pos {
 		return res, err
+	}
+	if end < seg.Len {
+		l.seeks.put(seekKey{seg.Object, seg.Pos, next}, end)
 	}
 	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, end-pos, seg.Pos+seg.Len)
 	if err != nil {
@@ -65,8 +68,14 @@ func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batc
 	return batchHead{base: base, last: base + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:]))), size: size}, nil
 }
 
-// seekBatch returns the region position of the batch holding offset.
+// seekBatch returns the region position of the batch holding offset,
+// starting from a hint left by the previous read when there is one.
 func (l *Log) seekBatch(ctx context.Context, seg metadata.Segment, offset int64) (int64, error) {
+	if pos, ok := l.seeks.get(seekKey{seg.Object, seg.Pos, offset}); ok {
+		if h, err := l.headAt(ctx, seg, pos); err == nil && h.base <= offset && offset <= h.last {
+			return pos, nil
+		}
+	}
 	for pos := int64(0); pos < seg.Len; {
 		h, err := l.headAt(ctx, seg, pos)
 		if err != nil {
@@ -81,18 +90,19 @@ func (l *Log) seekBatch(ctx context.Context, seg metadata.Segment, offset int64)
 }
 
 // spanBatches returns where the run of whole batches starting at pos ends,
-// limited by maxBytes (at least one batch when first) and by endOffset.
-func (l *Log) spanBatches(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) (int64, error) {
-	end := pos
+// limited by maxBytes (at least one batch when first) and by endOffset, and
+// the offset after the run's last batch.
+func (l *Log) spanBatches(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) (end, next int64, err error) {
+	end = pos
 	for end < seg.Len {
 		h, err := l.headAt(ctx, seg, end)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if h.last >= endOffset || (end-pos+h.size > int64(maxBytes) && !(first && end == pos)) {
 			break
 		}
-		end += h.size
+		end, next = end+h.size, h.last+1
 	}
-	return end, nil
+	return end, next, nil
 }

@@ -8,12 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"os"
+
+	"github.com/sediment-io/sediment/cmd/broker/admin"
 )
 
 const usage = `Sediment, a Kafka-compatible broker that keeps its log in object storage.
 
 Usage:
   broker [serve] [flags]     run the broker (the default); broker serve -h lists the flags
+  broker topics SUBCOMMAND   create|list|describe|delete|alter-config topics
+  broker groups SUBCOMMAND   list|describe|reset-offsets|delete|delete-offsets consumer groups
+  broker offsets SUBCOMMAND  get|commit a group's offsets (export, import)
 
 Every flag is also an environment variable SEDIMENT_<FLAG> (--upload-bytes
 is SEDIMENT_UPLOAD_BYTES) and a "flag = value" line in the --config file.
@@ -44,6 +49,8 @@ func run(args []string) int {
 			return 1
 		}
 		return 0
+	case "topics", "groups", "offsets":
+		return admin.Run(append([]string{cmd}, args...), os.Stdout, os.Stderr, os.Getenv)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0

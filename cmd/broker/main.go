@@ -16,6 +16,7 @@ const usage = `Sediment, a Kafka-compatible broker that keeps its log in object 
 
 Usage:
   broker [serve] [flags]     run the broker (the default); broker serve -h lists the flags
+  broker bench [flags]       run a benchmark workload (bench/workloads); broker bench -h lists the flags
   broker topics SUBCOMMAND   create|list|describe|delete|alter-config topics
   broker groups SUBCOMMAND   list|describe|reset-offsets|delete|delete-offsets consumer groups
   broker offsets SUBCOMMAND  get|commit a group's offsets (export, import)
@@ -51,6 +52,8 @@ func run(args []string) int {
 		return 0
 	case "topics", "groups", "offsets":
 		return admin.Run(append([]string{cmd}, args...), os.Stdout, os.Stderr, os.Getenv)
+	case "bench":
+		return runBench(args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0

@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Snapshot is a broker's counters at one moment, read from its Prometheus
+// /metrics (Sediment's names; a broker without them reads as zeros).
+type Snapshot struct {
+	At          time.Time
+	CPUSeconds  float64 // process_cpu_seconds_total
+	RSSBytes    float64 // process_resident_memory_bytes
+	PeakRSS     float64 // VmHWM of the launched process, when known
+	Fsyncs      float64 // sediment_wal_fsyncs_total
+	Puts        float64 // sediment_objectstore_requests_total{op="put"}
+	Gets        float64 // sediment_objectstore_requests_total{op=~"get.*"}
+	ObjBytesOut float64 // sediment_objectstore_bytes_total{direction="out"}
+	ObjBytesIn  float64 // sediment_objectstore_bytes_total{direction="in"}
+	// UploadPending is sediment_upload_pending_bytes: appended bytes not
+	// yet in an object. A round waits for it to reach zero so that its
+	// PUT count covers every byte it produced.
+	UploadPending float64
+	Table         map[string]float64 // every sediment_table_* sample, by name{labels}
+}
+
+// scraper reads a Prometheus endpoint (and /proc for a local pid).
+type scraper struct {
+	url    string
+	pid    int
+	client *http.Client
+}
+
+func newScraper(url string, pid int) *scraper {
+	return &scraper{url: url, pid: pid, client: &http.Client{Timeout: 10 * time.Second}}
+}
+
+func (s *scraper) scrape(ctx context.Context) (Snapshot, bool, error) {
+	if s == nil || s.url == "" {
+		return Snapshot{}, false, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return Snapshot{}, false, fmt.Errorf("bench: metrics: %w", err)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return Snapshot{}, false, fmt.Errorf("bench: metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Snapshot{}, false, fmt.Errorf("bench: metrics %s: %s", s.url, resp.Status)
+	}
+	snap, err := parseMetrics(resp.Body)
+	if err != nil {
+		return Snapshot{}, false, fmt.Errorf("bench: metrics %s: %w", s.url, err)
+	}
+	if s.pid > 0 {
+		snap.PeakRSS = peakRSS(s.pid)
+	}
+	return snap, true, nil
+}
+
+// parseMetrics reads the Prometheus text format into a Snapshot.
+func parseMetrics(r io.Reader) (Snapshot, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap := Snapshot{At: time.Now(), Table: map[string]float64{}}
+	snap.CPUSeconds = sum(fams["process_cpu_seconds_total"], nil)
+	snap.RSSBytes = sum(fams["process_resident_memory_bytes"], nil)
+	snap.Fsyncs = sum(fams["sediment_wal_fsyncs_total"], nil)
+	snap.UploadPending = sum(fams["sediment_upload_pending_bytes"], nil)
+	req := fams["sediment_objectstore_requests_total"]
+	snap.Puts = sum(req, func(l map[string]string) bool { return l["op"] == "put" })
+	snap.Gets = sum(req, func(l map[string]string) bool { return strings.HasPrefix(l["op"], "get") })
+	objBytes := fams["sediment_objectstore_bytes_total"]
+	snap.ObjBytesOut = sum(objBytes, func(l map[string]string) bool { return l["direction"] == "out" })
+	snap.ObjBytesIn = sum(objBytes, func(l map[string]string) bool { return l["direction"] == "in" })
+	for name, f := range fams {
+		if strings.HasPrefix(name, "sediment_table_") {
+			for _, m := range f.GetMetric() {
+				snap.Table[name+labelString(m)] = value(m)
+			}
+		}
+	}
+	return snap, nil
+}
+
+// sum adds the samples of a counter or gauge family whose labels match.
+func sum(f *dto.MetricFamily, match func(map[string]string) bool) float64 {
+	var total float64
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if match == nil || match(labels) {
+			total += value(m)
+		}
+	}
+	return total
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return 0
+}
+
+func labelString(m *dto.Metric) string {
+	if len(m.GetLabel()) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		parts = append(parts, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// peakRSS reads a process's high-water resident set (VmHWM) in bytes, or 0.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is one `broker bench` invocation.
+type Config struct {
+	Workload *Workload
+	// Targets are measured in the same run: one, or two with --vs, whose
+	// rounds alternate (A B B A ...) so that drift of the machine weighs
+	// on both alike.
+	Targets []TargetSpec
+	// Rounds splits the workload (its duration, count or backlog) into
+	// this many rounds per target. Default 1, or 2 with two targets.
+	Rounds           int
+	OutDir           string        // reports go here; results.json always
+	Progress         io.Writer     // live progress (stderr); nil: none
+	LoopbackDuration time.Duration // the ceiling measurement, default 2s
+	SampleInterval   time.Duration // throughput timeline step, default 1s
+	DrainTimeout     time.Duration // how long consumers may trail the producers, default 2m
+	Command          []string      // recorded in results.json
+	MachineNote      string        // recorded with the machine description
+	// MinIO starts a local MinIO server (./.bin/minio) for the run and
+	// gives a launched Sediment a bucket on it (--object-store s3://...).
+	MinIO bool
+}
+
+func (c *Config) fillDefaults() error {
+	if c.Workload == nil {
+		return errors.New("bench: no workload")
+	}
+	if len(c.Targets) == 0 || len(c.Targets) > 2 {
+		return fmt.Errorf("bench: want one target or two (--vs A,B), got %d", len(c.Targets))
+	}
+	if c.OutDir == "" {
+		return errors.New("bench: no output directory (--out)")
+	}
+	c.Targets = slices.Clone(c.Targets)
+	if c.Rounds <= 0 {
+		c.Rounds = len(c.Targets)
+	}
+	setDefault(&c.LoopbackDuration, 2*time.Second)
+	setDefault(&c.SampleInterval, time.Second)
+	setDefault(&c.DrainTimeout, 2*time.Minute)
+	return nil
+}
+
+// Run measures the workload on every target, writes the reports into
+// OutDir and returns the results. It returns an error, with the results
+// still written, when a target did not get every record through.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	if err := cfg.fillDefaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: out: %w", err)
+	}
+	res := &Results{Schema: ResultsSchema, Started: time.Now().UTC(), Command: cfg.Command,
+		Machine: DescribeMachine(), Workload: cfg.Workload, Rounds: cfg.Rounds, Prices: Prices}
+	res.Machine.Note = cfg.MachineNote
+	lb, err := MeasureLoopback(cfg.LoopbackDuration)
+	if err != nil {
+		return nil, err
+	}
+	res.Loopback = lb
+	say(cfg.Progress, "loopback TCP ceiling: %.0f MB/s", lb.MBPerSec)
+	if cfg.MinIO {
+		m, err := startMinIO(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer m.stop()
+		for i := range cfg.Targets {
+			cfg.Targets[i].Sediment.ObjectStore = m.objectStore()
+			cfg.Targets[i].Sediment.Env = append(cfg.Targets[i].Sediment.Env, m.env()...)
+		}
+		say(cfg.Progress, "MinIO on %s, bucket %s", m.srv.Addr, minioBucket)
+	}
+	targets, err := launchAll(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { closeAll(targets, res) }()
+	rounds, err := runRounds(ctx, cfg, targets)
+	if err != nil {
+		return nil, err
+	}
+	for i, spec := range cfg.Targets {
+		res.Targets = append(res.Targets, mergeRounds(spec, rounds[i], lb.MBPerSec))
+	}
+	noteTableLag(res)
+	res.Ratios = ratios(res.Targets)
+	closeAll(targets, res)
+	targets = nil
+	if err := WriteReports(cfg.OutDir, res); err != nil {
+		return res, err
+	}
+	say(cfg.Progress, "%s", strings.TrimRight(SummaryText(res), "\n"))
+	return res, incomplete(res)
+}
+
+func launchAll(ctx context.Context, cfg Config) ([]Target, error) {
+	var targets []Target
+	for i, spec := range cfg.Targets {
+		if spec.Kind == "sediment" && spec.Sediment.LogPath == "" {
+			spec.Sediment.LogPath = filepath.Join(cfg.OutDir, "broker-"+strconv.Itoa(i)+".log")
+		}
+		t, err := Launch(ctx, spec)
+		if err != nil {
+			for _, t := range targets {
+				t.Close()
+			}
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+func closeAll(targets []Target, res *Results) {
+	for _, t := range targets {
+		if err := t.Close(); err != nil {
+			res.Notes = append(res.Notes, err.Error())
+		}
+	}
+}
+
+// runRounds runs every round, alternating the targets' order (A B, B A,
+// ...), and returns each target's rounds.
+func runRounds(ctx context.Context, cfg Config, targets []Target) ([][]*roundResult, error) {
+	w := cfg.Workload.split(cfg.Rounds)
+	prog := newProgress(cfg.Progress)
+	runID := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	out := make([][]*roundResult, len(targets))
+	for n := range cfg.Rounds {
+		for k := range targets {
+			i := k
+			if n%2 == 1 {
+				i = len(targets) - 1 - k
+			}
+			r := &round{target: targets[i], w: w, sample: cfg.SampleInterval, drain: cfg.DrainTimeout, progress: prog,
+				topics: topicNames(w, runID, i, n),
+				label:  fmt.Sprintf("[%s %d/%d]", cfg.Targets[i].Label(), n+1, cfg.Rounds)}
+			rr, err := r.run(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("bench: %s round %d: %w", cfg.Targets[i].Label(), n+1, err)
+			}
+			out[i] = append(out[i], rr)
+		}
+	}
+	return out, nil
+}
+
+func topicNames(w *Workload, runID string, target, n int) []string {
+	names := make([]string, w.Topics)
+	for i := range names {
+		names[i] = fmt.Sprintf("bench-%s-%s-%d-%d-%d", w.Name, runID, target, n, i)
+	}
+	return names
+}
+
+// split is the share of the workload one of n rounds runs.
+func (w *Workload) split(n int) *Workload {
+	c := *w
+	if n > 1 {
+		c.Duration /= time.Duration(n)
+		c.Count = (c.Count + int64(n) - 1) / int64(n)
+		c.BacklogBytes /= ByteSize(n)
+		c.Warmup /= time.Duration(n)
+	}
+	return &c
+}
+
+// ratios are the second target's headline figures over the first's.
+func ratios(ts []TargetResult) map[string]float64 {
+	if len(ts) != 2 {
+		return nil
+	}
+	a, b := ts[0], ts[1]
+	out := map[string]float64{}
+	put := func(name string, x, y float64) {
+		if x > 0 {
+			out[name] = y / x
+		}
+	}
+	put("produce_mb_per_s", a.Produce.MBPerSec, b.Produce.MBPerSec)
+	put("consume_mb_per_s", a.Consume.MBPerSec, b.Consume.MBPerSec)
+	put("produce_ack_p50", a.ProduceAck.P50Ms, b.ProduceAck.P50Ms)
+	put("produce_ack_p99", a.ProduceAck.P99Ms, b.ProduceAck.P99Ms)
+	put("end_to_end_p50", a.EndToEnd.P50Ms, b.EndToEnd.P50Ms)
+	put("end_to_end_p99", a.EndToEnd.P99Ms, b.EndToEnd.P99Ms)
+	return out
+}
+
+func incomplete(res *Results) error {
+	var errs []error
+	for _, t := range res.Targets {
+		if !t.Complete {
+			errs = append(errs, fmt.Errorf("bench: %s: %d records acknowledged, %d consumed; %s",
+				t.Target, t.Produced, t.Consumed, strings.Join(t.Errors, "; ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func say(out io.Writer, format string, args ...any) {
+	if out != nil {
+		fmt.Fprintf(out, format+"\n", args...)
+	}
+}
+
+// noteTableLag says, for a table-topic workload, when a target gave no
+// table metrics to report the table lag from.
+func noteTableLag(res *Results) {
+	if res.Workload.TopicConfig["sediment.table.enable"] != "true" {
+		return
+	}
+	for i, t := range res.Targets {
+		switch {
+		case t.Broker == nil:
+			res.Targets[i].Notes = append(res.Targets[i].Notes, "no metrics endpoint: the table lag is not reported")
+		case len(t.Broker.TableMetricsLast) == 0:
+			res.Targets[i].Notes = append(res.Targets[i].Notes, "the broker exposes no sediment_table_* metrics: the table lag is not reported")
+		}
+	}
+}

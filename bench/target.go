@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// TargetSpec says which broker a run measures and how to reach or start it.
+type TargetSpec struct {
+	// Kind is "bootstrap" (a running broker at Addr), "sediment" (launched
+	// as a subprocess) or "kfake" (franz-go's in-memory cluster,
+	// in-process).
+	Kind string
+	// Addr is the bootstrap address of a running broker (Kind bootstrap).
+	Addr string
+	// MetricsURL, optional, is a running broker's Prometheus endpoint
+	// (http://HOST:PORT/metrics), scraped like a launched Sediment's.
+	MetricsURL string
+	// Sediment is how to launch the broker (Kind sediment).
+	Sediment SedimentLaunch
+}
+
+// ParseTargetSpec reads one --vs element: "sediment", "kfake" or a
+// HOST:PORT of a running broker.
+func ParseTargetSpec(s string, sed SedimentLaunch) (TargetSpec, error) {
+	switch s = strings.TrimSpace(s); s {
+	case "sediment":
+		return TargetSpec{Kind: "sediment", Sediment: sed}, nil
+	case "kfake":
+		return TargetSpec{Kind: "kfake"}, nil
+	}
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, kfake or HOST:PORT of a running broker", s)
+	}
+	return TargetSpec{Kind: "bootstrap", Addr: s}, nil
+}
+
+// Label is the target's name in reports.
+func (s TargetSpec) Label() string {
+	if s.Kind == "bootstrap" {
+		return s.Addr
+	}
+	return s.Kind
+}
+
+// Target is a broker under measurement.
+type Target interface {
+	// Name labels the target in reports.
+	Name() string
+	// Bootstrap is the Kafka address clients connect to.
+	Bootstrap() string
+	// Scrape reads the broker's counters; ok is false when the target
+	// has no metrics endpoint.
+	Scrape(ctx context.Context) (snap Snapshot, ok bool, err error)
+	// Close stops a launched broker (and removes its data); it leaves a
+	// running one alone.
+	Close() error
+}
+
+// Launch starts (or connects to) the target spec describes.
+func Launch(ctx context.Context, spec TargetSpec) (Target, error) {
+	switch spec.Kind {
+	case "bootstrap":
+		if spec.Addr == "" {
+			return nil, fmt.Errorf("bench: bootstrap target without an address")
+		}
+		return &runningBroker{addr: spec.Addr, metrics: newScraper(spec.MetricsURL, 0)}, nil
+	case "kfake":
+		return launchKfake()
+	case "sediment":
+		return launchSediment(ctx, spec.Sediment)
+	}
+	return nil, fmt.Errorf("bench: unknown target kind %q (want bootstrap, sediment or kfake)", spec.Kind)
+}
+
+// runningBroker is a broker someone else started.
+type runningBroker struct {
+	addr    string
+	metrics *scraper
+}
+
+func (b *runningBroker) Name() string      { return b.addr }
+func (b *runningBroker) Bootstrap() string { return b.addr }
+func (b *runningBroker) Close() error      { return nil }
+func (b *runningBroker) Scrape(ctx context.Context) (Snapshot, bool, error) {
+	return b.metrics.scrape(ctx)
+}
+
+// kfakeTarget is franz-go's in-memory cluster: no durability and no disk,
+// the baseline of what the client and the machine do without a broker's
+// storage.
+type kfakeTarget struct{ c *kfake.Cluster }
+
+func launchKfake() (Target, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		return nil, fmt.Errorf("bench: start kfake: %w", err)
+	}
+	return &kfakeTarget{c: c}, nil
+}
+
+func (k *kfakeTarget) Name() string      { return "kfake" }
+func (k *kfakeTarget) Bootstrap() string { return k.c.ListenAddrs()[0] }
+func (k *kfakeTarget) Close() error      { k.c.Close(); return nil }
+func (k *kfakeTarget) Scrape(context.Context) (Snapshot, bool, error) {
+	return Snapshot{}, false, nil
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sediment-io/sediment/bench"
+)
+
+// runBench is `broker bench`: the benchmark suite against a launched or a
+// running broker (see bench/README.md). The binary itself is the broker a
+// `--launch sediment` run starts.
+func runBench(args []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		self = ""
+	}
+	cfg, err := bench.ParseArgs(args, self, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "broker: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, *cfg)
+	if res != nil {
+		fmt.Fprintf(os.Stderr, "reports in %s\n", cfg.OutDir)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "broker: %v\n", err)
+		return 1
+	}
+	return 0
+}

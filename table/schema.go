@@ -1,0 +1,146 @@
+package table
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/sediment-io/sediment/metadata"
+)
+
+// The metadata columns every table topic's table starts with.
+const (
+	colPartition = "_kafka_partition"
+	colOffset    = "_kafka_offset"
+	colTimestamp = "_kafka_timestamp"
+	colKey       = "_kafka_key"
+	colHeaders   = "_kafka_headers"
+	colValue     = "value" // the raw format's value column
+	metaColumns  = 5
+)
+
+// headersType is _kafka_headers: a list of (key, value) in record order,
+// duplicates kept (a map would lose them).
+func headersType(firstID int) *iceberg.ListType {
+	return &iceberg.ListType{ElementID: firstID, ElementRequired: true, Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+		{ID: firstID + 1, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
+		{ID: firstID + 2, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+	}}}
+}
+
+func metadataFields() []iceberg.NestedField {
+	return []iceberg.NestedField{
+		{ID: 1, Name: colPartition, Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		{ID: 2, Name: colOffset, Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		{ID: 3, Name: colTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		{ID: 4, Name: colKey, Type: iceberg.PrimitiveTypes.Binary},
+		{ID: 5, Name: colHeaders, Type: headersType(6)},
+	}
+}
+
+// initialSchema is the schema a new table is created with: the metadata
+// columns, then the value's columns (format raw: one binary column; format
+// json: those of sediment.table.schema, or none when they are inferred).
+// Ids are renumbered by the catalog on creation.
+func initialSchema(cfg Config) (*iceberg.Schema, error) {
+	fields := metadataFields()
+	switch {
+	case cfg.Format == "raw":
+		fields = append(fields, iceberg.NestedField{ID: 100, Name: colValue, Type: iceberg.PrimitiveTypes.Binary})
+	case cfg.Schema != "":
+		var user iceberg.Schema
+		if err := json.Unmarshal([]byte(cfg.Schema), &user); err != nil {
+			return nil, fmt.Errorf("sediment.table.schema: %w", err)
+		}
+		shifted, err := iceberg.AssignFreshSchemaIDs(&user, counterFrom(100))
+		if err != nil {
+			return nil, fmt.Errorf("sediment.table.schema: %w", err)
+		}
+		if err := checkSupported(shifted.AsStruct()); err != nil {
+			return nil, fmt.Errorf("sediment.table.schema: %w", err)
+		}
+		fields = append(fields, shifted.Fields()...)
+	}
+	return iceberg.NewSchema(0, fields...), nil
+}
+
+func counterFrom(n int) func() int {
+	return func() int { n++; return n }
+}
+
+// checkSupported rejects types the converter cannot fill from JSON.
+func checkSupported(st iceberg.StructType) error {
+	for _, f := range st.FieldList {
+		switch t := f.Type.(type) {
+		case *iceberg.StructType:
+			if err := checkSupported(*t); err != nil {
+				return err
+			}
+		case *iceberg.ListType:
+			if err := checkSupported(iceberg.StructType{FieldList: []iceberg.NestedField{t.ElementField()}}); err != nil {
+				return err
+			}
+		case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type,
+			iceberg.StringType, iceberg.BinaryType, iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
+		default:
+			return fmt.Errorf("field %s: type %s is not supported by table topics", f.Name, f.Type)
+		}
+	}
+	return nil
+}
+
+// partitionSpec builds the spec of sediment.table.partition-by against
+// schema.
+func partitionSpec(value string, schema *iceberg.Schema) (iceberg.PartitionSpec, error) {
+	fields, err := metadata.ParsePartitionBy(value)
+	if err != nil {
+		return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: %w", err)
+	}
+	var out []iceberg.PartitionField
+	for i, f := range fields {
+		src, ok := schema.FindFieldByName(f.Column)
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: column %q is not in the table's schema"+
+				" (partitioning by a value column needs sediment.table.schema)", f.Column)
+		}
+		tr := transform(f)
+		if !tr.CanTransform(src.Type) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: %s cannot apply to %s of type %s", tr, f.Column, src.Type)
+		}
+		name := f.Column + "_" + tr.String()
+		if f.Transform == "identity" {
+			name = f.Column
+		}
+		out = append(out, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: 1000 + i, Name: sanitize(name), Transform: tr})
+	}
+	return iceberg.NewPartitionSpec(out...), nil
+}
+
+func transform(f metadata.PartitionField) iceberg.Transform {
+	switch f.Transform {
+	case "year":
+		return iceberg.YearTransform{}
+	case "month":
+		return iceberg.MonthTransform{}
+	case "day":
+		return iceberg.DayTransform{}
+	case "hour":
+		return iceberg.HourTransform{}
+	case "bucket":
+		return iceberg.BucketTransform{NumBuckets: f.Param}
+	case "truncate":
+		return iceberg.TruncateTransform{Width: f.Param}
+	}
+	return iceberg.IdentityTransform{}
+}
+
+func sanitize(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}

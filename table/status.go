@@ -1,0 +1,183 @@
+package table
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+// tableStats is what a worker reports about its table; written by the
+// worker, read by Status and the metrics collector.
+type tableStats struct {
+	lag        atomic.Int64 // offsets below the high watermarks not yet in the table
+	lastCommit atomic.Int64 // unix ms of the last snapshot; 0: none
+	rows       atomic.Int64 // rows committed by this broker since start
+	files      atomic.Int64 // data files committed by this broker since start
+	commits    atomic.Int64
+	dlq        atomic.Int64 // records sent to the dead-letter topic
+	skipped    atomic.Int64 // records skipped (errors=skip)
+	lost       atomic.Int64 // records deleted by retention before conversion
+	orphans    atomic.Int64 // orphan files deleted
+
+	mu    sync.Mutex // guards state and err
+	state string     // starting | running | error | stopped
+	err   string
+}
+
+func (s *tableStats) setState(state, err string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.err = state, err
+}
+
+func (s *tableStats) committed(rows, files int64, at time.Time) {
+	s.rows.Add(rows)
+	s.files.Add(files)
+	s.commits.Add(1)
+	s.lastCommit.Store(at.UnixMilli())
+}
+
+func (w *worker) updateLag(parts []*partition.Partition) {
+	var lag int64
+	for _, p := range parts {
+		_, hw := p.Offsets()
+		if n := hw - w.next[p.Index()]; n > 0 && w.next[p.Index()] >= 0 {
+			lag += n
+		}
+	}
+	w.stats.lag.Store(lag)
+}
+
+func (c *Converter) statsFor(name string) *tableStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.stats[name]
+	if !ok {
+		s = &tableStats{state: "starting"}
+		c.stats[name] = s
+	}
+	return s
+}
+
+// Status is a table topic's conversion status.
+type Status struct {
+	State      string // starting | running | error | stopped
+	Error      string // the last failure, when State is error or stopped
+	Lag        int64  // offsets not yet in the table
+	LastCommit time.Time
+	Rows       int64 // rows committed since the broker started
+	Files      int64 // data files committed since the broker started
+	DLQ        int64 // records dead-lettered since the broker started
+	Skipped    int64
+}
+
+// Status returns the status of topic's table, if it is a table topic this
+// converter has seen.
+func (c *Converter) Status(topic string) (Status, bool) {
+	c.mu.Lock()
+	s, ok := c.stats[topic]
+	c.mu.Unlock()
+	if !ok {
+		return Status{}, false
+	}
+	s.mu.Lock()
+	st := Status{State: s.state, Error: s.err}
+	s.mu.Unlock()
+	st.Lag, st.Rows, st.Files, st.DLQ, st.Skipped = s.lag.Load(), s.rows.Load(), s.files.Load(), s.dlq.Load(), s.skipped.Load()
+	if ms := s.lastCommit.Load(); ms > 0 {
+		st.LastCommit = time.UnixMilli(ms).UTC()
+	}
+	return st, true
+}
+
+// StatusEntries returns the status as the read-only DescribeConfigs
+// entries sediment.table.status.* (name, value) in a fixed order.
+func (c *Converter) StatusEntries(topic string) [][2]string {
+	st, ok := c.Status(topic)
+	if !ok {
+		return nil
+	}
+	last := ""
+	if !st.LastCommit.IsZero() {
+		last = st.LastCommit.Format(time.RFC3339Nano)
+	}
+	state := st.State
+	if st.Error != "" {
+		state += ": " + st.Error
+	}
+	const p = "sediment.table.status."
+	return [][2]string{
+		{p + "lag", strconv.FormatInt(st.Lag, 10)},
+		{p + "last-commit", last},
+		{p + "rows", strconv.FormatInt(st.Rows, 10)},
+		{p + "files", strconv.FormatInt(st.Files, 10)},
+		{p + "dlq", strconv.FormatInt(st.DLQ, 10)},
+		{p + "state", state},
+	}
+}
+
+// metrics exports every table's stats as Prometheus metrics, labelled by
+// table, read at scrape time.
+type metrics struct {
+	c     *Converter
+	descs map[string]*prometheus.Desc
+}
+
+var metricHelp = map[string]string{
+	"sediment_table_lag_offsets":                "offsets below the high watermarks not yet committed to the table",
+	"sediment_table_last_commit_timestamp":      "unix time of the table's last snapshot",
+	"sediment_table_rows_total":                 "rows committed to the table by this broker",
+	"sediment_table_files_total":                "data files committed to the table by this broker",
+	"sediment_table_commits_total":              "snapshots committed by this broker",
+	"sediment_table_dlq_records_total":          "records sent to the dead-letter topic",
+	"sediment_table_skipped_records_total":      "records skipped (sediment.table.errors=skip)",
+	"sediment_table_retention_lost_total":       "records deleted by retention before they were converted",
+	"sediment_table_orphan_files_deleted_total": "unreferenced data files deleted at start",
+}
+
+func newMetrics(c *Converter, reg prometheus.Registerer) *metrics {
+	m := &metrics{c: c, descs: map[string]*prometheus.Desc{}}
+	for name, help := range metricHelp {
+		m.descs[name] = prometheus.NewDesc(name, help, []string{"table"}, nil)
+	}
+	if reg != nil {
+		reg.MustRegister(m)
+	}
+	return m
+}
+
+// Describe implements prometheus.Collector.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range m.descs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	m.c.mu.Lock()
+	stats := make(map[string]*tableStats, len(m.c.stats))
+	for k, v := range m.c.stats {
+		stats[k] = v
+	}
+	m.c.mu.Unlock()
+	for name, s := range stats {
+		emit := func(metric string, typ prometheus.ValueType, v float64) {
+			ch <- prometheus.MustNewConstMetric(m.descs[metric], typ, v, name)
+		}
+		emit("sediment_table_lag_offsets", prometheus.GaugeValue, float64(s.lag.Load()))
+		emit("sediment_table_last_commit_timestamp", prometheus.GaugeValue, float64(s.lastCommit.Load())/1000)
+		emit("sediment_table_rows_total", prometheus.CounterValue, float64(s.rows.Load()))
+		emit("sediment_table_files_total", prometheus.CounterValue, float64(s.files.Load()))
+		emit("sediment_table_commits_total", prometheus.CounterValue, float64(s.commits.Load()))
+		emit("sediment_table_dlq_records_total", prometheus.CounterValue, float64(s.dlq.Load()))
+		emit("sediment_table_skipped_records_total", prometheus.CounterValue, float64(s.skipped.Load()))
+		emit("sediment_table_retention_lost_total", prometheus.CounterValue, float64(s.lost.Load()))
+		emit("sediment_table_orphan_files_deleted_total", prometheus.CounterValue, float64(s.orphans.Load()))
+	}
+}

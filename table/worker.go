@@ -1,0 +1,225 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	itable "github.com/apache/iceberg-go/table"
+
+	"github.com/sediment-io/sediment/storage/partition"
+)
+
+// worker converts one table topic. It is the table's single owner inside
+// the broker: it alone reads the topic for the table, buffers rows and
+// commits; every field below is its own (stats is shared with readers).
+type worker struct {
+	c     *Converter
+	topic *partition.Topic
+	name  string
+	ident itable.Identifier
+	cfg   Config
+	log   *slog.Logger
+	stats *tableStats
+
+	tbl  *itable.Table
+	next map[int32]int64 // next offset per partition in the current snapshot
+	read map[int32]int64 // next offset to read; rows in [next, read) are buffered
+	buf  *rowBuffer
+	conv converter
+
+	lastCommit time.Time
+}
+
+// readBytes bounds one partition read.
+const readBytes = 1 << 20
+
+// errStopped ends a worker under sediment.table.errors=stop.
+var errStopped = errors.New("table: converter stopped by sediment.table.errors=stop")
+
+// run converts until ctx ends, reopening the table after failures.
+func (w *worker) run(ctx context.Context) {
+	defer w.release()
+	for ctx.Err() == nil {
+		err := w.open(ctx)
+		if err == nil {
+			w.stats.setState("running", "")
+			err = w.loop(ctx)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errStopped) {
+			w.log.Error("table converter stopped", "table", w.name, "err", err)
+			w.stats.setState("stopped", err.Error())
+			<-ctx.Done()
+			return
+		}
+		if !errors.Is(err, errResync) {
+			w.log.Error("table converter failed; retrying", "table", w.name, "err", err)
+			w.stats.setState("error", err.Error())
+			sleep(ctx, w.c.opts.RetryInterval)
+		}
+	}
+}
+
+func (w *worker) release() {
+	if w.buf != nil {
+		w.buf.release()
+		w.buf = nil
+	}
+}
+
+// loop reads everything below the high watermarks, commits when the
+// interval has passed or the buffer is full, and waits for more.
+func (w *worker) loop(ctx context.Context) error {
+	wake := make(chan struct{}, 1)
+	defer func() {
+		for _, p := range w.topic.Partitions() {
+			p.StopNotify(wake)
+		}
+	}()
+	for {
+		parts := w.topic.Partitions()
+		for _, p := range parts {
+			p.Notify(wake) // before reading: a later append wakes us
+		}
+		if err := w.convertAvailable(ctx, parts); err != nil {
+			return err
+		}
+		if err := w.maybeCommit(ctx, false); err != nil {
+			return err
+		}
+		w.updateLag(parts)
+		timer := time.NewTimer(w.untilCommit())
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+		if _, ok := w.c.opts.Log.Topic(w.name); !ok {
+			return fmt.Errorf("table %s: topic deleted", w.name)
+		}
+	}
+}
+
+// pending says whether anything awaits a commit: rows, or offsets moved
+// past records that went to the dead-letter topic or were skipped.
+func (w *worker) pending() bool {
+	return w.buf.rows > 0 || !maps.Equal(w.read, w.next)
+}
+
+func (w *worker) untilCommit() time.Duration {
+	if !w.pending() {
+		return w.cfg.CommitInterval
+	}
+	return max(time.Until(w.lastCommit.Add(w.cfg.CommitInterval)), time.Millisecond)
+}
+
+// maybeCommit commits when due (or when force is set and rows wait).
+func (w *worker) maybeCommit(ctx context.Context, full bool) error {
+	if !w.pending() {
+		return nil
+	}
+	if !full && time.Since(w.lastCommit) < w.cfg.CommitInterval {
+		return nil
+	}
+	return w.flush(ctx)
+}
+
+// flush commits what is buffered.
+func (w *worker) flush(ctx context.Context) error {
+	var rec arrow.RecordBatch
+	if w.buf.rows > 0 {
+		rec = w.buf.record()
+		defer rec.Release()
+	}
+	err := w.commit(ctx, rec)
+	if errors.Is(err, errResync) {
+		w.log.Warn("table offsets moved by another writer; buffered rows dropped", "table", w.name)
+	}
+	return err
+}
+
+// convertAvailable reads each partition up to its high watermark.
+func (w *worker) convertAvailable(ctx context.Context, parts []*partition.Partition) error {
+	for _, p := range parts {
+		if err := w.convertPartition(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) error {
+	idx := p.Index()
+	if _, ok := w.read[idx]; !ok { // a new partition, or a table created on an old topic
+		logStart, _ := p.Offsets()
+		w.read[idx] = logStart
+	}
+	for ctx.Err() == nil {
+		logStart, hw := p.Offsets()
+		if w.read[idx] >= hw {
+			return nil
+		}
+		if w.read[idx] < logStart {
+			w.log.Warn("records deleted by retention before they were converted", "table", w.name,
+				"partition", idx, "from", w.read[idx], "to", logStart)
+			w.stats.lost.Add(logStart - w.read[idx])
+			w.read[idx] = logStart
+			continue
+		}
+		res, err := w.c.opts.Log.Read(ctx, p, w.read[idx], readBytes, true)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) {
+			continue // retention moved the log start: handled above
+		}
+		if err != nil {
+			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, w.read[idx], err)
+		}
+		if len(res.Batches) == 0 {
+			return nil
+		}
+		if err := w.convertBatches(ctx, idx, res.Batches); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func (w *worker) convertBatches(ctx context.Context, idx int32, batches [][]byte) error {
+	for _, raw := range batches {
+		err := partition.DecodeRecords(raw, func(r partition.Record) error {
+			if r.Offset < w.read[idx] {
+				return nil
+			}
+			if err := w.add(ctx, idx, r); err != nil {
+				return err
+			}
+			w.read[idx] = r.Offset + 1
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := w.maybeCommit(ctx, w.buf.bytes >= w.cfg.CommitBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,13 +75,21 @@ func makeGroups(t *testing.T, c *adminCluster) {
 	c.tokens[consumeAndCommit(t, c.addr, "billing", 8, "orders")] = "<member:billing>"
 	produceTo(t, c.addr, "orders", 0, 2, time.Time{})
 	m := startActiveMember(t, c.addr, "audit", "payments", "audit-consumer", 8)
-	c.tokens[m] = "<member:audit-consumer>"
+	c.tokens[m.id] = "<member:audit-consumer>"
+}
+
+// activeMember is a live group member started by startActiveMember.
+type activeMember struct {
+	id   string
+	cl   *kgo.Client
+	done chan struct{}
+	once sync.Once
 }
 
 // startActiveMember starts a group member that reads want records of
-// topic, commits them and keeps polling (an active member) until the test
-// ends. It returns the member id.
-func startActiveMember(t *testing.T, addr, group, topic, clientID string, want int) string {
+// topic, commits them and keeps polling (an active member) until closed or
+// the test ends.
+func startActiveMember(t *testing.T, addr, group, topic, clientID string, want int) *activeMember {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ClientID(clientID),
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond),
@@ -88,6 +97,7 @@ func startActiveMember(t *testing.T, addr, group, topic, clientID string, want i
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := &activeMember{cl: cl, done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for got := 0; got < want; {
@@ -102,13 +112,20 @@ func startActiveMember(t *testing.T, addr, group, topic, clientID string, want i
 		cl.Close()
 		t.Fatalf("group %s: commit: %v", group, err)
 	}
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(m.done)
 		for !cl.PollFetches(context.Background()).IsClientClosed() {
 		}
 	}()
-	t.Cleanup(func() { cl.Close(); <-done })
-	member, _ := cl.GroupMetadata()
-	return member
+	m.id, _ = cl.GroupMetadata()
+	t.Cleanup(m.close)
+	return m
+}
+
+// close leaves the group and stops polling; a second call does nothing.
+func (m *activeMember) close() {
+	m.once.Do(func() {
+		m.cl.Close()
+		<-m.done
+	})
 }

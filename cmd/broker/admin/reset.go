@@ -55,6 +55,7 @@ type resetRequest struct {
 	at        time.Time
 	fromFile  string
 	execute   bool
+	scope     topicScope // parsed --topic
 }
 
 // resetModes are the target flags, exactly one of which is given.
@@ -127,7 +128,9 @@ func (r *resetRequest) check(fs *flagSet, dryRun bool) error {
 	case r.mode != "from-file" && len(r.topics) == 0 && !r.allTopics:
 		return usagef("--topic or --all-topics is required")
 	}
-	return nil
+	var err error
+	r.scope, err = parseScope(r.topics)
+	return err
 }
 
 // reset plans the reset, prints the plan, and commits it with --execute.

@@ -58,10 +58,7 @@ func (inv *invocation) planReset(r *resetRequest, file []offsetEntry) ([]planEnt
 // resetScope is the partitions to reset: the file's, the group's committed
 // ones (--all-topics) or the --topic ones; each must exist.
 func (inv *invocation) resetScope(r *resetRequest, committed kadm.OffsetResponses, file []offsetEntry) (kadm.TopicsSet, error) {
-	scope, err := parseScope(r.topics)
-	if err != nil {
-		return nil, err
-	}
+	scope := r.scope
 	switch {
 	case r.mode == "from-file":
 		fileScope := topicScope{}

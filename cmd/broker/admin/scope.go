@@ -15,18 +15,16 @@ import (
 type topicScope map[string][]int32
 
 // parseScope parses --topic values: T for every partition of T, T:P,P,...
-// for those partitions. A topic named twice merges.
+// for those partitions. A topic named twice merges; naming it whole wins.
 func parseScope(values []string) (topicScope, error) {
-	scope := topicScope{}
+	scope, whole := topicScope{}, map[string]bool{}
 	for _, v := range values {
 		topic, parts, hasParts := strings.Cut(v, ":")
-		if topic == "" {
+		if topic == "" || hasParts && parts == "" {
 			return nil, usagef("--topic %q: want TOPIC or TOPIC:PARTITION,PARTITION...", v)
 		}
 		if !hasParts {
-			if _, seen := scope[topic]; !seen {
-				scope[topic] = nil
-			}
+			whole[topic] = true
 			continue
 		}
 		for _, p := range strings.Split(parts, ",") {
@@ -36,6 +34,9 @@ func parseScope(values []string) (topicScope, error) {
 			}
 			scope[topic] = append(scope[topic], int32(n))
 		}
+	}
+	for topic := range whole {
+		scope[topic] = nil
 	}
 	return scope, nil
 }

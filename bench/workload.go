@@ -180,6 +180,9 @@ type Overrides struct {
 // Apply returns a copy of w with the overrides set, validated. A duration
 // or count override replaces both (the one given is the run's end).
 func (o Overrides) Apply(w *Workload) (*Workload, error) {
+	if o.Duration < 0 || o.Count < 0 || o.BacklogBytes < 0 || o.Partitions < 0 || o.ProducerRate < 0 {
+		return nil, fmt.Errorf("bench: overrides must not be negative: %+v (duration, count, backlog, partitions, rate)", o)
+	}
 	c := *w
 	if o.Duration > 0 || o.Count > 0 {
 		c.Duration, c.Count = o.Duration, o.Count

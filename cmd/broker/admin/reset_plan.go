@@ -145,17 +145,29 @@ func (inv *invocation) targets(r *resetRequest, set kadm.TopicsSet, committed ka
 			}
 			out[tp] = c.At + r.offset
 		default: // to-datetime, by-duration
-			o, ok := byTime.Lookup(tp.topic, tp.partition)
-			if !ok || o.Err != nil {
-				return nil, fmt.Errorf("list offset of %s/%d at %s: %v", tp.topic, tp.partition, r.at.Format(time.RFC3339), o.Err)
+			o, err := timeTarget(byTime, tp, r.at, logs[tp])
+			if err != nil {
+				return nil, err
 			}
-			out[tp] = o.Offset
-			if o.Offset < 0 { // no record at or after the time
-				out[tp] = logs[tp].end
-			}
+			out[tp] = o
 		}
 	}
 	return out, nil
+}
+
+// timeTarget is the first offset at or after at, or the log end when no
+// record is that recent.
+func timeTarget(byTime kadm.ListedOffsets, tp topicPartition, at time.Time, b bounds) (int64, error) {
+	o, ok := byTime.Lookup(tp.topic, tp.partition)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("list offset of %s/%d at %s: no answer for the partition", tp.topic, tp.partition, at.Format(time.RFC3339))
+	case o.Err != nil:
+		return 0, fmt.Errorf("list offset of %s/%d at %s: %w", tp.topic, tp.partition, at.Format(time.RFC3339), o.Err)
+	case o.Offset < 0:
+		return b.end, nil
+	}
+	return o.Offset, nil
 }
 
 // clamp keeps target within the partition's log, warning when it moves it.

@@ -147,21 +147,34 @@ func (inv *invocation) describeTopics(topics []string, allConfigs bool) ([]topic
 	if err != nil {
 		return nil, nil, err
 	}
-	configs, err := adm.DescribeTopicConfigs(inv.ctx, names...)
+	configs, err := inv.topicConfigs(names)
 	if err != nil {
-		return nil, nil, inv.failed("describe topic configs", err)
+		return nil, nil, err
 	}
 	for _, name := range names {
-		rc, err := configs.On(name, nil)
+		descs = append(descs, describeTopic(details[name], starts, ends, configs[name], allConfigs))
+	}
+	return descs, missing, nil
+}
+
+// topicConfigs returns the configs of each topic (DescribeConfigs).
+func (inv *invocation) topicConfigs(topics []string) (map[string][]kadm.Config, error) {
+	rcs, err := inv.adm.DescribeTopicConfigs(inv.ctx, topics...)
+	if err != nil {
+		return nil, inv.failed("describe topic configs", err)
+	}
+	out := map[string][]kadm.Config{}
+	for _, name := range topics {
+		rc, err := rcs.On(name, nil)
 		if err == nil {
 			err = rc.Err
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("describe configs of topic %s: %w", name, err)
+			return nil, fmt.Errorf("describe configs of topic %s: %w", name, withMessage(err, rc.ErrMessage))
 		}
-		descs = append(descs, describeTopic(details[name], starts, ends, rc.Configs, allConfigs))
+		out[name] = rc.Configs
 	}
-	return descs, missing, nil
+	return out, nil
 }
 
 // logOffsets lists the log start and end offsets of topics.

@@ -44,16 +44,7 @@ func setupTopicsCreate(fs *flagSet) action {
 	rf := fs.Int("replication-factor", -1, "replication factor `R` (-1: the broker's default.replication.factor)")
 	ifNotExists := fs.Bool("if-not-exists", false, "succeed when a topic already exists")
 	return func(inv *invocation) error {
-		if len(topics) == 0 {
-			return usagef("--topic is required")
-		}
-		if *partitions == 0 || *partitions < -1 || *partitions > 1<<20 {
-			return usagef("--partitions %d: want 1..1048576, or -1 for the broker's default", *partitions)
-		}
-		if *rf == 0 || *rf < -1 || *rf > 1<<15-1 {
-			return usagef("--replication-factor %d: want 1..32767, or -1 for the broker's default", *rf)
-		}
-		kv, err := parseConfigs("--config", configs)
+		kv, err := checkCreate(topics, *partitions, *rf, configs)
 		if err != nil {
 			return err
 		}
@@ -78,6 +69,19 @@ func setupTopicsCreate(fs *flagSet) action {
 		}
 		return joinFailures("topics", failed)
 	}
+}
+
+// checkCreate validates the flags of topics create and returns its configs.
+func checkCreate(topics []string, partitions, rf int, configs []string) (map[string]*string, error) {
+	switch {
+	case len(topics) == 0:
+		return nil, usagef("--topic is required")
+	case partitions == 0 || partitions < -1 || partitions > 1<<20:
+		return nil, usagef("--partitions %d: want 1..1048576, or -1 for the broker's default", partitions)
+	case rf == 0 || rf < -1 || rf > 1<<15-1:
+		return nil, usagef("--replication-factor %d: want 1..32767, or -1 for the broker's default", rf)
+	}
+	return parseConfigs("--config", configs)
 }
 
 func setupTopicsDelete(fs *flagSet) action {

@@ -6,7 +6,8 @@ package main
 // with the same expectations, with groups in known states made by
 // franz-go consumers: "billing" is Empty with commits and a lag of 2 on
 // orders/0, "audit" has one live member that has consumed and committed
-// all of payments.
+// all of payments, "static" one live static member (group.instance.id
+// static-1) that has done the same with orders.
 
 import (
 	"context"
@@ -62,7 +63,8 @@ func adminGoldenSuite(t *testing.T, c *adminCluster) {
 // makeGroups fills orders (5, 3 and 0 records) and payments (4 and 4),
 // makes "billing" consume orders, commit and leave, then adds 2 records
 // to orders/0; and starts "audit", a live member that consumed and
-// committed all of payments.
+// committed all of payments, and "static", a live static member that did
+// the same with orders.
 func makeGroups(t *testing.T, c *adminCluster) {
 	t.Helper()
 	for _, p := range []struct {
@@ -76,6 +78,8 @@ func makeGroups(t *testing.T, c *adminCluster) {
 	produceTo(t, c.addr, "orders", 0, 2, time.Time{})
 	m := startActiveMember(t, c.addr, "audit", "payments", "audit-consumer", 8)
 	c.tokens[m.id] = "<member:audit-consumer>"
+	s := startActiveMember(t, c.addr, "static", "orders", "static-consumer", 10, kgo.InstanceID("static-1"))
+	c.tokens[s.id] = "<member:static-1>"
 }
 
 // activeMember is a live group member started by startActiveMember.
@@ -89,11 +93,12 @@ type activeMember struct {
 // startActiveMember starts a group member that reads want records of
 // topic, commits them and keeps polling (an active member) until closed or
 // the test ends.
-func startActiveMember(t *testing.T, addr, group, topic, clientID string, want int) *activeMember {
+func startActiveMember(t *testing.T, addr, group, topic, clientID string, want int, opts ...kgo.Opt) *activeMember {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ClientID(clientID),
-		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond),
-		kgo.HeartbeatInterval(200*time.Millisecond))
+	base := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ClientID(clientID),
+		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200 * time.Millisecond),
+		kgo.HeartbeatInterval(200 * time.Millisecond)}
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

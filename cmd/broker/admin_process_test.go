@@ -9,16 +9,25 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // brokerCLI runs `broker ARGS` as a process with env added and returns its
 // stdout, stderr and exit code.
 func brokerCLI(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return brokerCLIInput(t, env, "", args...)
+}
+
+// brokerCLIInput is brokerCLI with stdin.
+func brokerCLIInput(t *testing.T, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "SEDIMENT_TEST_BROKER=1"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -57,5 +66,29 @@ func TestAdminProcess(t *testing.T) {
 			t.Errorf("broker %s: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit %d, %q in stdout, %q in stderr",
 				strings.Join(tc.args, " "), code, stdout, stderr, tc.code, tc.out, tc.err)
 		}
+	}
+}
+
+// TestAdminProcessStdin: `offsets get` piped into `offsets commit
+// --input-json -` copies a group's offsets, as a shell pipeline would.
+func TestAdminProcessStdin(t *testing.T) {
+	tb := startTestBroker(t, "")
+	env := []string{"SEDIMENT_BOOTSTRAP=" + tb.addr}
+	if _, stderr, code := brokerCLI(t, env, "topics", "create", "--topic", "pipe", "--partitions", "2"); code != 0 {
+		t.Fatalf("create: %s", stderr)
+	}
+	produceTo(t, tb.addr, "pipe", 0, 3, time.Time{})
+	produceTo(t, tb.addr, "pipe", 1, 5, time.Time{})
+	consumeAndCommit(t, tb.addr, "from", 8, "pipe")
+	export, stderr, code := brokerCLI(t, env, "offsets", "get", "--group", "from", "--output", "csv")
+	if code != 0 {
+		t.Fatalf("get: %s", stderr)
+	}
+	if _, stderr, code := brokerCLIInput(t, env, export, "offsets", "commit", "--group", "to", "--input-json", "-"); code != 0 {
+		t.Fatalf("commit from stdin: %s", stderr)
+	}
+	want := map[string]int64{"pipe/0": 3, "pipe/1": 5}
+	if got := committed(t, kadmFor(t, tb.addr), "to"); !reflect.DeepEqual(got, want) {
+		t.Errorf("group to after the pipe: %v, want %v", got, want)
 	}
 }

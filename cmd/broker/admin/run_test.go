@@ -2,7 +2,9 @@ package admin
 
 import (
 	"bytes"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -111,5 +113,40 @@ func TestUnreachable(t *testing.T) {
 	_, stderr, code := run("topics", "list", "--timeout", "2s")
 	if code != 1 || !strings.Contains(stderr, "127.0.0.1:1") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("topics list against a closed port: exit %d, stderr %q; want 1 and one line naming 127.0.0.1:1", code, stderr)
+	}
+}
+
+// TestSilentCluster: a cluster that accepts connections but never answers
+// fails the command once --timeout has passed, saying so.
+func TestSilentCluster(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"groups", "list", "--bootstrap-server", ln.Addr().String(), "--timeout", "1s"}, &stdout, &stderr, func(string) string { return "" })
+	if code != 1 || !strings.Contains(stderr.String(), "within --timeout 1s") {
+		t.Errorf("groups list against a silent listener: exit %d, stderr %q; want 1 and 'within --timeout 1s'", code, stderr.String())
 	}
 }

@@ -281,33 +281,3 @@ func TestSequentialObjectReadGetsEachBlockOnce(t *testing.T) {
 		t.Fatalf("%d GETs for a segment of %d blocks read once", n, blocks)
 	}
 }
-
-// TestObjectReadSpansSegments: one read fills its maxBytes from several
-// upload objects in a row, as a catch-up consumer's fetch should, and stops
-// at maxBytes.
-func TestObjectReadSpansSegments(t *testing.T) {
-	e := newLogEnv(t, func(o *Options) { o.TailCacheBytes = 1 })
-	l := e.open()
-	p := createTopic(t, l, "t", 1, nil).Partition(0)
-	for i := range 3 {
-		for j := range 4 {
-			produce(t, l, p, testBatch{values: values(2, fmt.Sprintf("obj%d-%d", i, j))})
-		}
-		uploadAll(t, l)
-	}
-	segs, err := e.meta.Segments(context.Background(), p.Topic().ID, 0, 0, 10)
-	if err != nil || len(segs) != 3 {
-		t.Fatalf("%d segments (%v), want 3", len(segs), err)
-	}
-	res, err := l.Read(context.Background(), p, 1, 1<<20, true)
-	// The last batch may still be in the tail cache: the object read
-	// stops before it, and the next fetch reads it from there.
-	if err != nil || res.Source != "object" || len(res.Batches) < 11 {
-		t.Fatalf("read from 1: %d batches from %q (%v), want the 11 or 12 of three objects", len(res.Batches), res.Source, err)
-	}
-	two := len(res.Batches[3]) + len(res.Batches[4]) // room for the batches at 6 and 8, not the next
-	res, err = l.Read(context.Background(), p, 6, two, true)
-	if err != nil || len(res.Batches) != 2 || batchBaseOffset(res.Batches[0]) != 6 {
-		t.Fatalf("read of %d bytes from 6: %d batches (%v), want the 2 at offsets 6 and 8", two, len(res.Batches), err)
-	}
-}

@@ -29,6 +29,9 @@ func (s *seekHints) get(k seekKey) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pos, ok := s.hints[k]
+	if ok {
+		delete(s.hints, k) // a reader moves on; its next hint replaces this one
+	}
 	return pos, ok
 }
 

@@ -63,6 +63,19 @@ func offsetsRoundTrip(t *testing.T, c *adminCluster) {
 	if got := committed(t, adm, "mixed"); !reflect.DeepEqual(got, map[string]int64{"ledger/0": 1}) {
 		t.Errorf("mixed after the partly failed commit: %v, want ledger/0 at 1", got)
 	}
+	// Deleting a topic deletes the groups' offsets in it, as Kafka does.
+	c.must(t, "topics", "delete", "--topic", "ledger")
+	if out := c.must(t, "offsets", "get", "--group", "src", "--output", "json"); out != "[]\n" {
+		t.Errorf("offsets of src after its topic was deleted: %q, want []", out)
+	}
+	r = c.cli(t, "groups", "reset-offsets", "--group", "src", "--all-topics", "--to-earliest")
+	if r.code != 1 || !strings.Contains(r.stderr, "group src has no committed offsets") {
+		t.Errorf("reset --all-topics of a group without offsets: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = c.cli(t, "groups", "reset-offsets", "--group", "src", "--topic", "ledger", "--to-earliest")
+	if r.code != 1 || !strings.Contains(r.stderr, "no such topic: ledger") {
+		t.Errorf("reset of a deleted topic: exit %d, stderr %q", r.code, r.stderr)
+	}
 	bad := writeFile(t, dir, "bad.json", `[{"topic":"ledger","partition":0,"ofset":1}]`)
 	if r := c.cli(t, "offsets", "commit", "--group", "mixed", "--input-json", bad); r.code != 2 || !strings.Contains(r.stderr, "--input-json") {
 		t.Errorf("commit of a misspelt file: exit %d, stderr %q; want 2 naming --input-json", r.code, r.stderr)

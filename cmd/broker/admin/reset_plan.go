@@ -102,6 +102,9 @@ func (inv *invocation) bounds(set kadm.TopicsSet) (map[topicPartition]bounds, er
 		e, eok := ends.Lookup(tp.topic, tp.partition)
 		switch {
 		case !sok || !eok:
+			if gone, ok := starts.Lookup(tp.topic, -1); ok && gone.Err != nil {
+				return nil, fmt.Errorf("list offsets of %s: %w", tp.topic, gone.Err) // the topic is gone
+			}
 			return nil, fmt.Errorf("list offsets of %s/%d: no answer for the partition", tp.topic, tp.partition)
 		case s.Err != nil:
 			return nil, fmt.Errorf("list log start offset of %s/%d: %w", tp.topic, tp.partition, s.Err)

@@ -44,6 +44,13 @@ func adminGoldenSuite(t *testing.T, c *adminCluster) {
 		c.runGolden(t, "reset-dry-run."+out, "groups", "reset-offsets", "--group", "billing", "--topic", "orders", "--to-earliest", "--output", out)
 	}
 	c.runGolden(t, "topics-describe.csv", "topics", "describe", "--output", "csv")
+	// Defaults differ between implementations: no golden, but they are listed.
+	all := c.must(t, "topics", "describe", "--topic", "orders", "--all-configs", "--output", "json")
+	for _, want := range []string{`"retention.ms": "86400000"`, `"cleanup.policy": "delete"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("topics describe --all-configs lacks %s:\n%s", want, all)
+		}
+	}
 	c.runGolden(t, "groups-list-state", "groups", "list", "--state", "empty")
 	c.runGolden(t, "groups-describe-members.csv", "groups", "describe", "--all-groups", "--members", "--output", "csv")
 	c.runGolden(t, "offsets-get.csv", "offsets", "get", "--group", "billing", "--topics", "orders", "--output", "csv")

@@ -57,10 +57,22 @@ func newBlockCache(store objectstore.Store, limit, blockSize, ahead int64, m *Me
 // read returns n bytes of object at off, assembled from cached blocks. The
 // blocks after the last one read are prefetched when they start before
 // aheadLimit (the end of the caller's region).
-func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit int64) ([]byte, error) {
+//
+// passing says the caller is a sequential reader done with these bytes, in
+// an object that is its partition's alone (a compacted segment object): a
+// block it reads past goes to the back of the LRU before the next block
+// loads, so the next load evicts that block rather than one another
+// partition's reader is still in, and nothing is prefetched. Then the
+// cache holds one block per such reader, and every block is fetched once.
+// Without it, readers of several partitions each straddling two blocks
+// pushed each other's half-read blocks out and fetched every byte twice.
+func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit int64, passing bool) ([]byte, error) {
 	first, last := off/c.blockSize, (off+n-1)/c.blockSize
 	out := make([]byte, 0, n)
 	for i := first; i <= last; i++ {
+		if i > first && passing {
+			c.retire(blockKey{object, i - 1})
+		}
 		b, err := c.get(ctx, blockKey{object, i})
 		if err != nil {
 			return nil, err
@@ -75,10 +87,19 @@ func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit
 	if int64(len(out)) != n {
 		return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
 	}
-	for i := last + 1; i <= last+c.ahead && i*c.blockSize < aheadLimit; i++ {
+	for i := last + 1; !passing && i <= last+c.ahead && i*c.blockSize < aheadLimit; i++ {
 		c.readahead(blockKey{object, i})
 	}
 	return out, nil
+}
+
+// retire moves a cached block to the back of the LRU: first out.
+func (c *blockCache) retire(k blockKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, ok := c.entries[k]; ok {
+		c.lru.MoveToBack(b.elem)
+	}
 }
 
 // get returns a block, loading it on a miss.

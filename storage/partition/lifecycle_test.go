@@ -287,3 +287,61 @@ func TestStoreHangs(t *testing.T) {
 	}
 	checkContiguous(t, l, p, acked)
 }
+
+// TestCompactedReadersFetchEachBlockOnce: consumers of three partitions
+// read their compacted (one-partition) segments side by side, each fetch
+// straddling two blocks, through a block cache of one block per reader.
+// Each reader lets go of the block it passes before loading the next, so
+// nobody evicts a block another reader is still in, and every block is
+// fetched once.
+func TestCompactedReadersFetchEachBlockOnce(t *testing.T) {
+	const block = 1024
+	e, l := lifecycleEnv(t, func(o *Options) {
+		o.TailCacheBytes = 1
+		o.BlockSize = block
+		o.BlockCacheBytes = 3 * block
+		o.CompactTargetBytes = 1 << 20
+		o.CompactChunkBytes = 1 << 20
+		o.CompactMinAge = time.Nanosecond
+	})
+	tp := createTopic(t, l, "c", 3, nil)
+	for range 60 {
+		for i := range int32(3) {
+			produceUploads(t, l, tp.Partition(i), 1, 4, time.Now().UnixMilli())
+		}
+	}
+	l.MaintainOnce(context.Background(), false)
+	blocks := int64(0)
+	for i := range int32(3) {
+		segs, _ := l.meta.Segments(context.Background(), tp.ID, i, 0, 0)
+		if len(segs) != 1 || !strings.HasPrefix(segs[0].Object, compactPrefix) {
+			t.Fatalf("partition %d: %d segments after compaction, want one compacted", i, len(segs))
+		}
+		blocks += (segs[0].Pos+segs[0].Len-1)/block - segs[0].Pos/block + 1
+	}
+	gets := e.store.Count(mem.OpGetRange)
+	next := make([]int64, 3)
+	for done := 0; done < 3; {
+		done = 0
+		for i := range int32(3) {
+			res, err := l.Read(context.Background(), tp.Partition(i), next[i], block*3/2, true)
+			if err != nil {
+				t.Fatalf("partition %d at %d: %v", i, next[i], err)
+			}
+			if res.Source != "object" {
+				done++ // at the end, or at the batch still in the tail cache
+				continue
+			}
+			last := res.Batches[len(res.Batches)-1]
+			next[i] = batchBaseOffset(last) + int64(readHeader(last).LastOffsetDelta) + 1
+		}
+	}
+	for i, n := range next {
+		if n < 59*4 {
+			t.Fatalf("partition %d read to %d, want at least %d", i, n, 59*4)
+		}
+	}
+	if n := e.store.Count(mem.OpGetRange) - gets; n > blocks {
+		t.Fatalf("%d GETs for %d blocks", n, blocks)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -25,16 +26,16 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if err != nil {
 		return res, err
 	}
-	end, next, err := l.spanBatches(ctx, seg, pos, plan.objectEnd, maxBytes, first)
-	if err != nil || end == pos {
+	read := l.readShared
+	if strings.HasPrefix(seg.Object, compactPrefix) {
+		read = l.readPassing
+	}
+	data, next, err := read(ctx, seg, pos, plan.objectEnd, maxBytes, first)
+	if err != nil || len(data) == 0 {
 		return res, err
 	}
-	if end < seg.Len {
+	if end := pos + int64(len(data)); end < seg.Len {
 		l.seeks.put(seekKey{seg.Object, seg.Pos, next}, end)
-	}
-	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, end-pos, seg.Pos+seg.Len)
-	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	err = splitBatches(data, func(_, _ int64, raw []byte) bool {
 		res.Batches = append(res.Batches, raw)
@@ -43,6 +44,56 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	res.Bytes, res.Source = len(data), "object"
 	l.m.fetchSource.WithLabelValues("object").Inc()
 	return res, err
+}
+
+// readShared returns the whole batches of seg's region from pos, up to
+// maxBytes (at least one when first) and before endOffset, and the offset
+// after them, for a region of a multi-partition upload object: it finds
+// their end by walking the batch headers, then reads just those bytes, and
+// the blocks stay cached for the other partitions' readers.
+func (l *Log) readShared(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) ([]byte, int64, error) {
+	end, next, err := l.spanBatches(ctx, seg, pos, endOffset, maxBytes, first)
+	if err != nil || end == pos {
+		return nil, 0, err
+	}
+	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, end-pos, seg.Pos+seg.Len, false)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return data, next, nil
+}
+
+// readPassing is readShared for a compacted segment, whose object is this
+// partition's alone: it reads maxBytes from pos in one go, as a sequential
+// reader passing through (see blockCache.read), and keeps the whole
+// batches in it. Walking the headers first would load the next block before
+// the reader has let go of the one it is in.
+func (l *Log) readPassing(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) ([]byte, int64, error) {
+	n := min(max(int64(maxBytes), batchHeaderLen), seg.Len-pos)
+	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, n, seg.Pos+seg.Len, true)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	end, next := int64(0), int64(0)
+	for end+batchHeaderLen <= int64(len(data)) {
+		h := data[end:]
+		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+		if size < batchHeaderLen || size > seg.Len-pos-end {
+			return nil, 0, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos+end)
+		}
+		last := batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
+		if last >= endOffset {
+			break
+		}
+		if end+size > int64(len(data)) {
+			if end == 0 && first { // a first batch larger than maxBytes comes whole (KIP-74)
+				return l.readShared(ctx, seg, pos, endOffset, maxBytes, first)
+			}
+			break
+		}
+		end, next = end+size, last+1
+	}
+	return data[:end], next, nil
 }
 
 // batchHead is the part of a stored batch header needed to walk a region.
@@ -56,7 +107,7 @@ func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batc
 	if seg.Len-pos < batchHeaderLen {
 		return batchHead{}, fmt.Errorf("%w: object %s: truncated batch at %d", ErrStorage, seg.Object, seg.Pos+pos)
 	}
-	h, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len)
+	h, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len, false)
 	if err != nil {
 		return batchHead{}, fmt.Errorf("%w: %w", ErrStorage, err)
 	}

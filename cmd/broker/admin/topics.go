@@ -3,7 +3,6 @@ package admin
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,6 +83,7 @@ type topicDescription struct {
 	Partitions        []partitionState  `json:"partitions"`
 	Configs           map[string]string `json:"configs"`
 	TableStatus       map[string]string `json:"table_status,omitempty"`
+	tableStatusOrder  []string          // TableStatus keys in the broker's order
 }
 
 // partitionState is one partition of a described topic. An offset is null
@@ -211,7 +211,9 @@ func describeTopic(d kadm.TopicDetail, starts, ends kadm.ListedOffsets, configs 
 			if td.TableStatus == nil {
 				td.TableStatus = map[string]string{}
 			}
-			td.TableStatus[strings.TrimPrefix(c.Key, tableStatusPrefix)] = value
+			name := strings.TrimPrefix(c.Key, tableStatusPrefix)
+			td.TableStatus[name] = value
+			td.tableStatusOrder = append(td.tableStatusOrder, name)
 		case allConfigs || c.Source == kmsg.ConfigSourceDynamicTopicConfig:
 			td.Configs[c.Key] = value
 		}
@@ -269,10 +271,10 @@ func topicText(descs []topicDescription) func(io.Writer) error {
 			if err := parts.writeTable(w); err != nil {
 				return err
 			}
-			if err := writeSection(w, "Configs:", []string{"config", "value"}, d.Configs); err != nil {
+			if err := writeSection(w, "Configs:", []string{"config", "value"}, d.Configs, sortedKeys(d.Configs)); err != nil {
 				return err
 			}
-			if err := writeSection(w, "Table:", []string{"status", "value"}, d.TableStatus); err != nil {
+			if err := writeSection(w, "Table:", []string{"status", "value"}, d.TableStatus, d.tableStatusOrder); err != nil {
 				return err
 			}
 		}
@@ -280,17 +282,12 @@ func topicText(descs []topicDescription) func(io.Writer) error {
 	}
 }
 
-// writeSection prints a titled two-column table of kv sorted by key, or
-// nothing when kv is empty.
-func writeSection(w io.Writer, title string, columns []string, kv map[string]string) error {
+// writeSection prints a titled two-column table of kv in the order of
+// keys, or nothing when kv is empty.
+func writeSection(w io.Writer, title string, columns []string, kv map[string]string, keys []string) error {
 	if len(kv) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	t := &tabular{columns: columns}
 	for _, k := range keys {
 		t.add(k, kv[k])

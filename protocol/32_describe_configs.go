@@ -9,9 +9,12 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/metadata"
 )
 
 func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }
@@ -37,6 +40,7 @@ func (r *request) describeResource(req *kmsg.DescribeConfigsRequest, rr kmsg.Des
 			return res
 		}
 		entries = topicConfigEntries(t.Configs(), r.s.log.BrokerConfig(), rr.ConfigNames)
+		entries = append(entries, r.s.tableStatusEntries(rr.ResourceName, rr.ConfigNames)...)
 	case kmsg.ConfigResourceTypeBroker:
 		if err := r.s.checkBrokerResource(rr.ResourceName); err != nil {
 			res.ErrorCode = r.code(kerr.InvalidRequest.Code)
@@ -53,6 +57,24 @@ func (r *request) describeResource(req *kmsg.DescribeConfigsRequest, rr kmsg.Des
 		res.Configs = append(res.Configs, describeEntry(req, e))
 	}
 	return res
+}
+
+// tableStatusEntries are a table topic's read-only
+// sediment.table.status.* entries (lag, last commit, rows, files, DLQ
+// count, state), reported as dynamic topic configs.
+func (s *Server) tableStatusEntries(topic string, names []string) []configEntry {
+	if s.cfg.TableStatus == nil {
+		return nil
+	}
+	var out []configEntry
+	for _, kv := range s.cfg.TableStatus(topic) {
+		if names != nil && !slices.Contains(names, kv[0]) {
+			continue
+		}
+		def := metadata.ConfigDef{Name: kv[0], Type: metadata.ConfigString, ReadOnly: true, Doc: "table topic status (read-only)"}
+		out = append(out, configEntry{def: def, value: kv[1], source: metadata.SourceTopic})
+	}
+	return out
 }
 
 func describeEntry(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.DescribeConfigsResponseResourceConfig {

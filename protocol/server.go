@@ -37,6 +37,9 @@ type Config struct {
 	// (without metrics); if that fails, group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *groupcoord.Coordinator
+	// TableStatus, when set, returns a table topic's read-only status
+	// entries (name, value) that DescribeConfigs appends to its configs.
+	TableStatus func(topic string) [][2]string
 }
 
 // Server serves the Kafka protocol on a listener.

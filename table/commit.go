@@ -131,5 +131,6 @@ func (w *worker) committed(tbl *itable.Table, target map[int32]int64, rec arrow.
 		files, _ = strconv.ParseInt(snap.Summary.Properties["added-data-files"], 10, 64)
 	}
 	w.stats.committed(rows, files, w.lastCommit)
+	w.stats.setProgress(target)
 	w.log.Debug("table commit", "table", w.name, "rows", rows, "files", files)
 }

@@ -28,6 +28,7 @@ func (w *worker) open(ctx context.Context) error {
 	w.tbl = tbl
 	w.next = offsetsOf(tbl)
 	w.read = maps.Clone(w.next)
+	w.stats.setProgress(w.next)
 	w.lastCommit = time.Now()
 	if snap := tbl.CurrentSnapshot(); snap != nil {
 		w.lastCommit = time.UnixMilli(snap.TimestampMs)

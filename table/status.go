@@ -15,6 +15,7 @@ import (
 // worker, read by Status and the metrics collector.
 type tableStats struct {
 	lag        atomic.Int64 // offsets below the high watermarks not yet in the table
+	progress   atomic.Int64 // sum over partitions of the next offset in the current snapshot
 	lastCommit atomic.Int64 // unix ms of the last snapshot; 0: none
 	rows       atomic.Int64 // rows committed by this broker since start
 	files      atomic.Int64 // data files committed by this broker since start
@@ -51,6 +52,14 @@ func (w *worker) updateLag(parts []*partition.Partition) {
 		}
 	}
 	w.stats.lag.Store(lag)
+}
+
+func (s *tableStats) setProgress(next map[int32]int64) {
+	var sum int64
+	for _, off := range next {
+		sum += off
+	}
+	s.progress.Store(sum)
 }
 
 func (c *Converter) statsFor(name string) *tableStats {
@@ -125,25 +134,43 @@ func (c *Converter) StatusEntries(topic string) [][2]string {
 // table, read at scrape time.
 type metrics struct {
 	c     *Converter
-	descs map[string]*prometheus.Desc
+	descs []*prometheus.Desc // in the order of tableMetrics
 }
 
-var metricHelp = map[string]string{
-	"sediment_table_lag_offsets":                "offsets below the high watermarks not yet committed to the table",
-	"sediment_table_last_commit_timestamp":      "unix time of the table's last snapshot",
-	"sediment_table_rows_total":                 "rows committed to the table by this broker",
-	"sediment_table_files_total":                "data files committed to the table by this broker",
-	"sediment_table_commits_total":              "snapshots committed by this broker",
-	"sediment_table_dlq_records_total":          "records sent to the dead-letter topic",
-	"sediment_table_skipped_records_total":      "records skipped (sediment.table.errors=skip)",
-	"sediment_table_retention_lost_total":       "records deleted by retention before they were converted",
-	"sediment_table_orphan_files_deleted_total": "unreferenced data files deleted at start",
+// tableMetric is one exported per-table metric.
+type tableMetric struct {
+	name, help string
+	typ        prometheus.ValueType
+	value      func(*tableStats) float64
+}
+
+var tableMetrics = []tableMetric{
+	{"sediment_table_lag_offsets", "offsets below the high watermarks not yet committed to the table",
+		prometheus.GaugeValue, func(s *tableStats) float64 { return float64(s.lag.Load()) }},
+	{"sediment_table_committed_offsets", "sum over partitions of the next offset recorded in the table's current snapshot",
+		prometheus.GaugeValue, func(s *tableStats) float64 { return float64(s.progress.Load()) }},
+	{"sediment_table_last_commit_timestamp", "unix time of the table's last snapshot",
+		prometheus.GaugeValue, func(s *tableStats) float64 { return float64(s.lastCommit.Load()) / 1000 }},
+	{"sediment_table_rows_total", "rows committed to the table by this broker",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.rows.Load()) }},
+	{"sediment_table_files_total", "data files committed to the table by this broker",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.files.Load()) }},
+	{"sediment_table_commits_total", "snapshots committed by this broker",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.commits.Load()) }},
+	{"sediment_table_dlq_records_total", "records sent to the dead-letter topic",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.dlq.Load()) }},
+	{"sediment_table_skipped_records_total", "records skipped (sediment.table.errors=skip)",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.skipped.Load()) }},
+	{"sediment_table_retention_lost_total", "records deleted by retention before they were converted",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.lost.Load()) }},
+	{"sediment_table_orphan_files_deleted_total", "unreferenced files deleted when the converter started",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.orphans.Load()) }},
 }
 
 func newMetrics(c *Converter, reg prometheus.Registerer) *metrics {
-	m := &metrics{c: c, descs: map[string]*prometheus.Desc{}}
-	for name, help := range metricHelp {
-		m.descs[name] = prometheus.NewDesc(name, help, []string{"table"}, nil)
+	m := &metrics{c: c}
+	for _, tm := range tableMetrics {
+		m.descs = append(m.descs, prometheus.NewDesc(tm.name, tm.help, []string{"table"}, nil))
 	}
 	if reg != nil {
 		reg.MustRegister(m)
@@ -167,17 +194,8 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	m.c.mu.Unlock()
 	for name, s := range stats {
-		emit := func(metric string, typ prometheus.ValueType, v float64) {
-			ch <- prometheus.MustNewConstMetric(m.descs[metric], typ, v, name)
+		for i, tm := range tableMetrics {
+			ch <- prometheus.MustNewConstMetric(m.descs[i], tm.typ, tm.value(s), name)
 		}
-		emit("sediment_table_lag_offsets", prometheus.GaugeValue, float64(s.lag.Load()))
-		emit("sediment_table_last_commit_timestamp", prometheus.GaugeValue, float64(s.lastCommit.Load())/1000)
-		emit("sediment_table_rows_total", prometheus.CounterValue, float64(s.rows.Load()))
-		emit("sediment_table_files_total", prometheus.CounterValue, float64(s.files.Load()))
-		emit("sediment_table_commits_total", prometheus.CounterValue, float64(s.commits.Load()))
-		emit("sediment_table_dlq_records_total", prometheus.CounterValue, float64(s.dlq.Load()))
-		emit("sediment_table_skipped_records_total", prometheus.CounterValue, float64(s.skipped.Load()))
-		emit("sediment_table_retention_lost_total", prometheus.CounterValue, float64(s.lost.Load()))
-		emit("sediment_table_orphan_files_deleted_total", prometheus.CounterValue, float64(s.orphans.Load()))
 	}
 }

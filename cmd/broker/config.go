@@ -40,6 +40,8 @@ type serveConfig struct {
 	MaintainEvery   time.Duration // --maintain-interval: retention/compaction/GC cadence (default 30s)
 	GCGrace         time.Duration // --object-gc-grace: unreferenced objects stay readable this long (default 1m)
 	OrphanGrace     time.Duration // --orphan-grace: age before an uncommitted object is deleted (default 1h)
+	TableCatalog    string        // --table-catalog: Iceberg catalog of table topics (default "": embedded SQLite, DATA/iceberg/catalog.db)
+	TableOrphans    time.Duration // --table-orphan-grace: age before an uncommitted Parquet file is deleted (default 1h)
 	LogLevel        string        // --log-level: debug, info, warn, error (default info)
 	LogFormat       string        // --log-format: text or json (default text)
 	ConfigFile      string        // --config FILE
@@ -65,6 +67,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.MaintainEvery, "maintain-interval", 30*time.Second, "how often retention, compaction and object garbage collection run")
 	fs.DurationVar(&c.GCGrace, "object-gc-grace", time.Minute, "how long an object no segment references stays readable before deletion")
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", time.Hour, "age after which an object metadata never committed is deleted")
+	fs.StringVar(&c.TableCatalog, "table-catalog", "", `Iceberg catalog of table topics (sediment.table.enable=true): "" or sqlite (embedded, DATA/iceberg/catalog.db), sqlite:///PATH.db, postgres://USER:PASSWORD@HOST:PORT/DB or rest+http(s)://HOST:PORT/PREFIX?warehouse=W&credential=ID:SECRET; the tables live in the object store under tables/`)
+	fs.DurationVar(&c.TableOrphans, "table-orphan-grace", time.Hour, "age after which a table's Parquet file that no snapshot references (a commit that never landed) is deleted when its converter starts")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches plus 160 MiB; -1: none")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -170,6 +174,7 @@ func (c *serveConfig) validate() error {
 	check(c.MaintainEvery >= 10*time.Millisecond, "--maintain-interval %s: want at least 10ms", c.MaintainEvery)
 	check(c.GCGrace > 0, "--object-gc-grace %s: must be positive", c.GCGrace)
 	check(c.OrphanGrace >= time.Minute, "--orphan-grace %s: want at least 1m (uploads in flight must never look orphaned)", c.OrphanGrace)
+	check(c.TableOrphans > 0, "--table-orphan-grace %s: must be positive", c.TableOrphans)
 	check(c.MemoryLimit >= -1, "--memory-limit %d: want -1 (none), 0 (automatic) or a byte count", c.MemoryLimit)
 	check(c.Metadata == "bbolt", "--metadata %q: only bbolt is supported so far (etcd:// comes with clustering)", c.Metadata)
 	if c.ObjectStore == "" {

@@ -57,6 +57,7 @@ type broker struct {
 	store    objectstore.Store
 	log      *partition.Log
 	srv      *protocol.Server
+	tables   *tableConverter
 	ln       net.Listener
 	http     *http.Server
 	ready    atomic.Bool
@@ -75,6 +76,10 @@ func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*b
 		return nil, err
 	}
 	if err := b.openStorage(ctx, cfg, logger, reg); err != nil {
+		b.close()
+		return nil, err
+	}
+	if err := b.startTables(ctx, cfg, logger, reg); err != nil {
 		b.close()
 		return nil, err
 	}
@@ -141,6 +146,7 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	b.srv = protocol.NewServer(protocol.Config{ // the server closes groups
 		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
 		MaxRequestBytes: int32(cfg.MaxRequestBytes), Logger: logger, Registry: reg, Groups: groups,
+		TableStatus: b.tables.conv.StatusEntries,
 	}, b.log, b.meta)
 	go func() { b.serveErr <- b.srv.Serve(b.ln) }()
 	return nil
@@ -165,6 +171,9 @@ func (b *broker) close() error {
 	var errs []error
 	if b.srv != nil {
 		errs = append(errs, b.srv.Close())
+	}
+	if b.tables != nil { // before the log: the converter reads it
+		errs = append(errs, b.tables.close())
 	}
 	if b.log != nil {
 		errs = append(errs, b.log.Close())

@@ -9,7 +9,7 @@ export CGO_ENABLED := 1
 .PHONY: test vet unit minio fuzz-smoke build interop clean print-interop-pkgs
 
 # Debian packages the interop tests need (installed by .ci/run).
-INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
+INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql
 
 # The MinIO server the object-store and broker tests run against
 # (storage/objectstore/miniotest finds it in .bin).
@@ -25,7 +25,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags interop ./cmd/broker/
+	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/
 
 # Every package, race detector on. Integration tests start real clients
 # (franz-go, sarama, confluent-kafka-go with its bundled librdkafka) against
@@ -53,9 +53,10 @@ fuzz-smoke:
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
 
 # Clients from Debian packages (kcat, kafka-python, confluent-kafka-python)
-# against a real broker. A missing package fails with the apt-get line.
+# against a real broker, and the Iceberg SQL catalog on a real PostgreSQL
+# (Debian's postgresql). A missing package fails with the apt-get line.
 interop:
-	$(GO) test -tags interop -count=1 -timeout 20m -run Interop ./cmd/broker/
+	$(GO) test -tags interop -count=1 -timeout 20m -run Interop ./cmd/broker/ ./table/catalog/
 
 clean:
 	rm -rf $(BIN) data

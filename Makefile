@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit minio fuzz-smoke build interop clean print-interop-pkgs
+.PHONY: test vet unit minio fuzz-smoke build interop clean print-interop-pkgs bench
 
 # Debian packages the interop tests need (installed by .ci/run).
 INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql
@@ -51,6 +51,14 @@ fuzz-smoke:
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
+
+# The benchmark suite (bench/README.md): one workload, reports in
+# bench/out/NAME. make bench WORKLOAD=bench/workloads/catch-up-read.yaml
+# BENCH_TARGETS="--launch sediment --minio" (needs make minio).
+WORKLOAD      ?= bench/workloads/max-throughput.yaml
+BENCH_TARGETS ?= --vs sediment,kfake
+bench: build
+	$(BIN)/broker bench --workload $(WORKLOAD) $(BENCH_TARGETS) --out bench/out/$(basename $(notdir $(WORKLOAD)))
 
 # Clients from Debian packages (kcat, kafka-python, confluent-kafka-python)
 # against a real broker, and the Iceberg SQL catalog on a real PostgreSQL

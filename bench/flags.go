@@ -43,7 +43,7 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&metrics, "metrics", "", "with --bootstrap: the broker's Prometheus URL (http://HOST:PORT/metrics)")
 	fs.StringVar(&vs, "vs", "", "two targets run alternately in one invocation, e.g. sediment,kfake")
 	fs.IntVar(&rounds, "rounds", 0, "rounds per target the workload is split into (default 1, 2 with --vs)")
-	fs.StringVar(&out, "out", "", "output directory (default bench-out/WORKLOAD)")
+	fs.StringVar(&out, "out", "", "output directory (default bench/out/WORKLOAD)")
 	fs.DurationVar(&duration, "duration", 0, "override the workload's duration (and drop its count)")
 	fs.Int64Var(&count, "count", 0, "override the workload's record count (and drop its duration)")
 	fs.StringVar(&backlog, "backlog-bytes", "", "override the backlog size (e.g. 1GiB)")
@@ -58,8 +58,13 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&drain, "drain-timeout", 2*time.Minute, "how long consumers may trail the producers")
 	fs.StringVar(&note, "machine-note", "", "recorded with the machine description (what else was running)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress line")
+	var rerender string
+	fs.StringVar(&rerender, "rerender", "", "only rewrite summary.md and the plots of DIR from its results.json")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if rerender != "" {
+		return &Config{Rerender: rerender, OutDir: rerender}, nil
 	}
 	if workload == "" {
 		return nil, errors.New("bench: --workload FILE is required")
@@ -89,7 +94,7 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 		return nil, err
 	}
 	if out == "" {
-		out = filepath.Join("bench-out", w.Name)
+		out = filepath.Join("bench", "out", w.Name)
 	}
 	cfg := &Config{Workload: w, Targets: targets, Rounds: rounds, OutDir: out, LoopbackDuration: loopback,
 		SampleInterval: sample, DrainTimeout: drain, MachineNote: note, MinIO: minio,

@@ -170,8 +170,8 @@ func (nineTicks) Ticks(lo, hi float64) []plot.Tick {
 // vsPlots draws the two targets' throughput and latency side by side.
 func vsPlots(res *Results) (rates, lats *plot.Plot, err error) {
 	rates, lats = plot.New(), plot.New()
-	rates.Title.Text, rates.Y.Label.Text = "throughput", "MB/s"
-	lats.Title.Text, lats.Y.Label.Text = "latency", "ms"
+	rates.Title.Text, rates.Y.Label.Text = "throughput (higher is better)", "MB/s"
+	lats.Title.Text, lats.Y.Label.Text = "latency (lower is better)", "ms"
 	rates.NominalX("produce", "consume")
 	lats.NominalX("ack p50", "ack p99", "e2e p50", "e2e p99")
 	w := vg.Points(18)
@@ -194,6 +194,10 @@ func vsPlots(res *Results) (rates, lats *plot.Plot, err error) {
 		rates.Legend.Add(t.Target, rb)
 		lats.Legend.Add(t.Target, lb)
 	}
+	// Headroom above the tallest bar keeps the legend off the bars.
+	rates.Y.Min, lats.Y.Min = 0, 0
+	rates.Y.Max *= 1.3
+	lats.Y.Max *= 1.3
 	rates.Legend.Top, lats.Legend.Top = true, true
 	return rates, lats, nil
 }

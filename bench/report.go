@@ -32,6 +32,26 @@ func WriteReports(dir string, res *Results) error {
 	return WritePlots(dir, res)
 }
 
+// Rerender rewrites summary.md and the plots of dir from its
+// results.json (after a change to the report's layout, say).
+func Rerender(dir string) (*Results, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, fmt.Errorf("bench: rerender: %w", err)
+	}
+	res := &Results{}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, fmt.Errorf("bench: rerender %s: %w", ResultsFile, err)
+	}
+	if res.Workload == nil || len(res.Targets) == 0 {
+		return nil, fmt.Errorf("bench: rerender: %s has no workload or targets", ResultsFile)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte(Markdown(res)), 0o644); err != nil {
+		return nil, fmt.Errorf("bench: summary: %w", err)
+	}
+	return res, WritePlots(dir, res)
+}
+
 // Markdown is the report's summary page.
 func Markdown(res *Results) string {
 	var b strings.Builder
@@ -153,6 +173,11 @@ func writeCost(b *strings.Builder, res *Results) {
 		fmt.Fprintf(b, "| %s | %.1f | $%s | $%s | $%s | $%s |\n", t.Target, c.PutsPerGB,
 			humanize.Commaf(round2(c.S3Standard)), humanize.Commaf(round2(c.S3Express)),
 			humanize.Commaf(round2(c.DiskReplica)), humanize.Commaf(round2(c.DiskWithClients)))
+	}
+	if header {
+		b.WriteString("\nThe request counts are scaled linearly from the rate measured: a broker that cuts objects by time " +
+			"(Sediment every --upload-interval, 250 ms by default) makes more PUTs per GB at a low rate than at 1 GB/s, " +
+			"where objects are cut by size (--upload-bytes), so a low-rate run overstates the request cost.\n")
 	}
 }
 

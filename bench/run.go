@@ -30,6 +30,9 @@ type Config struct {
 	DrainTimeout     time.Duration // how long consumers may trail the producers, default 2m
 	Command          []string      // recorded in results.json
 	MachineNote      string        // recorded with the machine description
+	// Rerender, when set, is a directory whose summary and plots are
+	// rewritten from its results.json; nothing is measured.
+	Rerender string
 	// MinIO starts a local MinIO server (./.bin/minio) for the run and
 	// gives a launched Sediment a bucket on it (--object-store s3://...).
 	MinIO bool
@@ -59,6 +62,9 @@ func (c *Config) fillDefaults() error {
 // OutDir and returns the results. It returns an error, with the results
 // still written, when a target did not get every record through.
 func Run(ctx context.Context, cfg Config) (*Results, error) {
+	if cfg.Rerender != "" {
+		return Rerender(cfg.Rerender)
+	}
 	if err := cfg.fillDefaults(); err != nil {
 		return nil, err
 	}
@@ -105,7 +111,6 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := WriteReports(cfg.OutDir, res); err != nil {
 		return res, err
 	}
-	say(cfg.Progress, "%s", strings.TrimRight(SummaryText(res), "\n"))
 	return res, incomplete(res)
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,17 @@ func TestBootstrapTarget(t *testing.T) {
 	if res.Targets[0].Broker != nil {
 		t.Errorf("broker figures for a target without --metrics: %+v", res.Targets[0].Broker)
 	}
+	// The reports can be drawn again from results.json alone.
+	for _, name := range []string{SummaryFile, ThroughputPlot + ".png", LatencyPlot + ".svg"} {
+		os.Remove(filepath.Join(cfg.OutDir, name))
+	}
+	if _, err := Run(context.Background(), Config{Rerender: cfg.OutDir}); err != nil {
+		t.Fatal(err)
+	}
+	checkReports(t, cfg.OutDir, res, 1)
+	if _, err := Rerender(t.TempDir()); err == nil {
+		t.Error("rerender of an empty directory succeeded")
+	}
 }
 
 // TestMinIOSmoke launches Sediment on a MinIO bucket (--minio) and checks
@@ -264,4 +276,38 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestNoGoroutineLeak: a run leaves none of its goroutines (sampler,
+// progress, producers, consumers) behind.
+func TestNoGoroutineLeak(t *testing.T) {
+	w, err := ParseWorkload([]byte("name: leak\npartitions: 2\ncount: 500\nmessage_size: 64\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := smokeConfig(t, w, TargetSpec{Kind: "kfake"})
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var leaked []string
+	for range 100 {
+		if leaked = benchGoroutines(); len(leaked) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines left after the run:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+}
+
+// benchGoroutines returns the stacks of live goroutines running this
+// package's code, other than the tests'.
+func benchGoroutines() []string {
+	buf := make([]byte, 4<<20)
+	var out []string
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "sediment-io/sediment/bench.") && !strings.Contains(g, "testing.tRunner") {
+			out = append(out, g)
+		}
+	}
+	return out
 }

@@ -32,6 +32,7 @@ func runBench(args []string) int {
 	defer stop()
 	res, err := bench.Run(ctx, *cfg)
 	if res != nil {
+		fmt.Print(bench.SummaryText(res))
 		fmt.Fprintf(os.Stderr, "reports in %s\n", cfg.OutDir)
 	}
 	if err != nil {

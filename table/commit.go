@@ -87,6 +87,7 @@ func (w *worker) commit(ctx context.Context, rec arrow.RecordBatch) error {
 			return errResync
 		}
 		w.log.Warn("table commit failed; retrying on fresh metadata", "table", w.name, "err", err)
+		w.stats.retries.Add(1)
 		w.tbl = fresh
 	}
 	return fmt.Errorf("table %s: commit failed %d times: %w", w.name, commitAttempts, err)

@@ -32,7 +32,12 @@ func (w *worker) reject(ctx context.Context, part int32, r partition.Record, cau
 		w.stats.skipped.Add(1)
 		w.log.Warn("table record skipped", "table", w.name, "partition", part, "offset", r.Offset, "err", cause)
 		return nil
-	case "stop":
+	case "stop": // commit the rows before the record, so the table is exact up to it
+		if w.pending() {
+			if err := w.flush(ctx); err != nil {
+				return err
+			}
+		}
 		return fmt.Errorf("%w: partition %d offset %d: %v", errStopped, part, r.Offset, cause)
 	}
 	if err := w.deadLetter(ctx, part, r, cause); err != nil {

@@ -20,6 +20,7 @@ type tableStats struct {
 	rows       atomic.Int64 // rows committed by this broker since start
 	files      atomic.Int64 // data files committed by this broker since start
 	commits    atomic.Int64
+	retries    atomic.Int64 // commits retried after a conflict or an unknown outcome
 	dlq        atomic.Int64 // records sent to the dead-letter topic
 	skipped    atomic.Int64 // records skipped (errors=skip)
 	lost       atomic.Int64 // records deleted by retention before conversion
@@ -83,6 +84,7 @@ type Status struct {
 	Files      int64 // data files committed since the broker started
 	DLQ        int64 // records dead-lettered since the broker started
 	Skipped    int64
+	Retries    int64 // commits retried after a conflict or an unknown outcome
 }
 
 // Status returns the status of topic's table, if it is a table topic this
@@ -98,6 +100,7 @@ func (c *Converter) Status(topic string) (Status, bool) {
 	st := Status{State: s.state, Error: s.err}
 	s.mu.Unlock()
 	st.Lag, st.Rows, st.Files, st.DLQ, st.Skipped = s.lag.Load(), s.rows.Load(), s.files.Load(), s.dlq.Load(), s.skipped.Load()
+	st.Retries = s.retries.Load()
 	if ms := s.lastCommit.Load(); ms > 0 {
 		st.LastCommit = time.UnixMilli(ms).UTC()
 	}
@@ -157,6 +160,8 @@ var tableMetrics = []tableMetric{
 		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.files.Load()) }},
 	{"sediment_table_commits_total", "snapshots committed by this broker",
 		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.commits.Load()) }},
+	{"sediment_table_commit_retries_total", "commits retried on fresh metadata after a conflict or an unknown outcome",
+		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.retries.Load()) }},
 	{"sediment_table_dlq_records_total", "records sent to the dead-letter topic",
 		prometheus.CounterValue, func(s *tableStats) float64 { return float64(s.dlq.Load()) }},
 	{"sediment_table_skipped_records_total", "records skipped (sediment.table.errors=skip)",

@@ -3,6 +3,7 @@ package table
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 
@@ -104,17 +105,48 @@ func partitionSpec(value string, schema *iceberg.Schema) (iceberg.PartitionSpec,
 			return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: column %q is not in the table's schema"+
 				" (partitioning by a value column needs sediment.table.schema)", f.Column)
 		}
+		if insideCollection(schema, f.Column) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: column %q is inside a list or map", f.Column)
+		}
 		tr := transform(f)
 		if !tr.CanTransform(src.Type) {
 			return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: %s cannot apply to %s of type %s", tr, f.Column, src.Type)
 		}
-		name := f.Column + "_" + tr.String()
-		if f.Transform == "identity" {
-			name = f.Column
-		}
+		name := partitionFieldName(f)
 		out = append(out, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: 1000 + i, Name: sanitize(name), Transform: tr})
 	}
 	return iceberg.NewPartitionSpec(out...), nil
+}
+
+// partitionFieldName names a partition field as Iceberg's Java API does
+// (col, col_day, ...), with the parameter added for bucket and truncate.
+func partitionFieldName(f metadata.PartitionField) string {
+	switch f.Transform {
+	case "identity":
+		return f.Column
+	case "bucket":
+		return fmt.Sprintf("%s_bucket_%d", f.Column, f.Param)
+	case "truncate":
+		return fmt.Sprintf("%s_trunc_%d", f.Column, f.Param)
+	}
+	return f.Column + "_" + f.Transform
+}
+
+// insideCollection says whether a dotted column path runs through a list
+// or a map, which Iceberg cannot partition by.
+func insideCollection(schema *iceberg.Schema, column string) bool {
+	parts := strings.Split(column, ".")
+	for i := 1; i < len(parts); i++ {
+		f, ok := schema.FindFieldByName(strings.Join(parts[:i], "."))
+		if !ok {
+			continue
+		}
+		switch f.Type.(type) {
+		case *iceberg.ListType, *iceberg.MapType:
+			return true
+		}
+	}
+	return false
 }
 
 func transform(f metadata.PartitionField) iceberg.Transform {

@@ -248,3 +248,5 @@ func consumeAndCommit(t *testing.T, addr, group string, want int, topics ...stri
 	member, _ := cl.GroupMetadata()
 	return member
 }
+
+func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }

@@ -17,8 +17,8 @@ func init() {
 	register("groups", &commandSpec{
 		name:     "groups list",
 		synopsis: "groups list [--state S ...] [--output table|json|csv]",
-		about: `Lists the consumer groups of the cluster, sorted by name, with their state
-and protocol type. --state (repeatable, any case) keeps the groups in one of
+		about: `Lists the consumer groups of the cluster, sorted by name, with their type
+(classic, or consumer for KIP-848 groups), state and protocol type. --state (repeatable, any case) keeps the groups in one of
 the states given: ` + strings.Join(groupStates, ", ") + ".",
 		examples: "  broker groups list\n  broker groups list --state Empty --output csv",
 		read:     true,
@@ -38,16 +38,17 @@ func setupGroupsList(fs *flagSet) action {
 		if err != nil {
 			return err
 		}
-		rows := &tabular{columns: []string{"group", "state", "protocol_type"}}
+		rows := &tabular{columns: []string{"group", "type", "state", "protocol_type"}}
 		type groupJSON struct {
 			Group        string `json:"group"`
+			Type         string `json:"type"`
 			State        string `json:"state"`
 			ProtocolType string `json:"protocol_type"`
 		}
 		list := []groupJSON{}
 		for _, g := range listed.Sorted() {
-			rows.add(g.Group, g.State, g.ProtocolType)
-			list = append(list, groupJSON{g.Group, g.State, g.ProtocolType})
+			rows.add(g.Group, g.GroupType, g.State, g.ProtocolType)
+			list = append(list, groupJSON{g.Group, g.GroupType, g.State, g.ProtocolType})
 		}
 		return inv.emit(view{rows: rows, json: list})
 	}

@@ -3,10 +3,7 @@ package admin
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 func init() {
@@ -21,9 +18,13 @@ combined, except with --output csv):
              where nothing is committed yet)
   --members  per member: id, group.instance.id, host, client id, assigned
              partitions
-  --state    state, protocol type, assignment strategy, member count and
-             coordinator. The classic DescribeGroups answer has no generation,
-             so none is shown.`,
+  --state    type, state, protocol type, assignment strategy, generation,
+             member count and coordinator. The generation is the group epoch
+             of KIP-848 consumer groups; the classic DescribeGroups answer
+             carries none, so classic groups show "-".
+
+KIP-848 consumer groups (type consumer in groups list) are described with
+ConsumerGroupDescribe, classic groups with DescribeGroups.`,
 		examples: "  broker groups describe --group billing\n  broker groups describe --all-groups --members --state\n  broker groups describe --group billing --output json",
 		read:     true,
 		setup:    setupGroupsDescribe,
@@ -53,16 +54,16 @@ func setupGroupsDescribe(fs *flagSet) action {
 			}
 			names = listed.Groups()
 		}
-		lags, failed, err := inv.describeGroups(names)
+		infos, failed, err := inv.describeGroups(names)
 		if err != nil {
 			return err
 		}
-		if len(lags) > 0 || len(failed) == 0 {
-			if err := inv.emit(groupsView(lags, v)); err != nil {
+		if len(infos) > 0 || len(failed) == 0 {
+			if err := inv.emit(groupsView(infos, v)); err != nil {
 				return err
 			}
 		}
-		return joinFailures("groups", failed)
+		return joinErrors("groups", failed)
 	}
 }
 
@@ -88,44 +89,14 @@ func checkDescribeFlags(groups []string, all bool, v *groupViews, output string)
 	return nil
 }
 
-// describeGroups describes groups with their lag. Groups that could not be
-// described are left out and named in failed.
-func (inv *invocation) describeGroups(names []string) ([]kadm.DescribedGroupLag, []string, error) {
-	if len(names) == 0 {
-		return nil, nil, nil // kadm would describe every group
-	}
-	adm, err := inv.admin()
-	if err != nil {
-		return nil, nil, err
-	}
-	lags, err := adm.Lag(inv.ctx, names...)
-	if err != nil {
-		return nil, nil, inv.failed("describe groups", err)
-	}
-	var out []kadm.DescribedGroupLag
-	var failed []string
-	for _, l := range lags.Sorted() {
-		switch {
-		case l.DescribeErr != nil:
-			failed = append(failed, groupError(l.Group, l.DescribeErr, "").Error())
-		case l.FetchErr != nil:
-			failed = append(failed, fmt.Sprintf("group %s: fetch offsets: %v", l.Group, l.FetchErr))
-		case l.State == "Dead":
-			failed = append(failed, fmt.Sprintf("group %s: no such group", l.Group))
-		default:
-			out = append(out, l)
-		}
-	}
-	return out, failed, nil
-}
-
 // groupsView builds the requested views of described groups.
-func groupsView(lags []kadm.DescribedGroupLag, v groupViews) view {
+func groupsView(infos []groupInfo, v groupViews) view {
 	var tables []*tabular
 	js := []map[string]any{}
 	offsets, members, states := offsetRows(), memberRows(), stateRows()
-	for _, l := range lags {
-		g := map[string]any{"group": l.Group}
+	for i := range infos {
+		l := &infos[i]
+		g := map[string]any{"group": l.name}
 		if v.offsets {
 			g["offsets"] = addOffsets(offsets, l)
 		}
@@ -176,9 +147,10 @@ func offsetRows() *tabular {
 	return &tabular{columns: []string{"group", "topic", "partition", "current_offset", "log_end_offset", "lag", "consumer_id", "host", "client_id"}}
 }
 
-func addOffsets(t *tabular, l kadm.DescribedGroupLag) []groupOffset {
+func addOffsets(t *tabular, g *groupInfo) []groupOffset {
 	out := []groupOffset{}
-	for _, ml := range l.Lag.Sorted() {
+	owners := g.owners()
+	for _, ml := range g.lag {
 		o := groupOffset{Topic: ml.Topic, Partition: ml.Partition}
 		if ml.Commit.At >= 0 {
 			o.CurrentOffset = &ml.Commit.At
@@ -192,10 +164,10 @@ func addOffsets(t *tabular, l kadm.DescribedGroupLag) []groupOffset {
 		if ml.Err != nil {
 			o.Error = ml.Err.Error()
 		}
-		if m := ml.Member; m != nil {
-			o.ConsumerID, o.Host, o.ClientID = m.MemberID, m.ClientHost, m.ClientID
+		if m := owners[topicPartition{ml.Topic, ml.Partition}]; m != nil {
+			o.ConsumerID, o.Host, o.ClientID = m.MemberID, m.Host, m.ClientID
 		}
-		t.add(l.Group, o.Topic, itoa(o.Partition), optInt(o.CurrentOffset), optInt(o.LogEndOffset), optInt(o.Lag), o.ConsumerID, o.Host, o.ClientID)
+		t.add(g.name, o.Topic, itoa(o.Partition), optInt(o.CurrentOffset), optInt(o.LogEndOffset), optInt(o.Lag), o.ConsumerID, o.Host, o.ClientID)
 		out = append(out, o)
 	}
 	return out
@@ -219,36 +191,19 @@ func memberRows() *tabular {
 	return &tabular{columns: []string{"group", "consumer_id", "instance_id", "host", "client_id", "partitions", "assignment"}}
 }
 
-// addMembers lists members by client id, instance id, then member id: the
-// names an operator chose come first.
-func addMembers(t *tabular, l kadm.DescribedGroupLag) []groupMember {
-	out := []groupMember{}
-	for _, m := range l.Members {
-		gm := groupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, Host: m.ClientHost, ClientID: m.ClientID, Assignment: []topicPartitions{}}
-		if a, ok := m.Assigned.AsConsumer(); ok {
-			for _, at := range a.Topics {
-				parts := append([]int32(nil), at.Partitions...)
-				sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-				gm.Assignment = append(gm.Assignment, topicPartitions{at.Topic, parts})
-			}
-		}
-		sort.Slice(gm.Assignment, func(i, j int) bool { return gm.Assignment[i].Topic < gm.Assignment[j].Topic })
-		out = append(out, gm)
-	}
-	sort.Slice(out, func(i, j int) bool { return memberKey(out[i]) < memberKey(out[j]) })
-	for _, m := range out {
+func addMembers(t *tabular, g *groupInfo) []groupMember {
+	for _, m := range g.members {
 		n, parts := 0, make([]string, 0, len(m.Assignment))
 		for _, a := range m.Assignment {
 			n += len(a.Partitions)
 			parts = append(parts, a.Topic+":"+int32List(a.Partitions))
 		}
-		t.add(l.Group, m.MemberID, deref(m.InstanceID), m.Host, m.ClientID, itoa(n), strings.Join(parts, " "))
+		t.add(g.name, m.MemberID, deref(m.InstanceID), m.Host, m.ClientID, itoa(n), strings.Join(parts, " "))
 	}
-	return out
-}
-
-func memberKey(m groupMember) string {
-	return m.ClientID + "\x00" + deref(m.InstanceID) + "\x00" + m.MemberID
+	if g.members == nil {
+		return []groupMember{}
+	}
+	return g.members
 }
 
 func deref(s *string) string {
@@ -260,9 +215,11 @@ func deref(s *string) string {
 
 // groupState is the state view of one group.
 type groupState struct {
+	Type               string      `json:"type"`
 	State              string      `json:"state"`
 	ProtocolType       string      `json:"protocol_type"`
 	AssignmentStrategy string      `json:"assignment_strategy"`
+	Generation         *int32      `json:"generation"`
 	Members            int         `json:"members"`
 	Coordinator        coordinator `json:"coordinator"`
 }
@@ -274,13 +231,17 @@ type coordinator struct {
 }
 
 func stateRows() *tabular {
-	return &tabular{columns: []string{"group", "coordinator", "state", "protocol_type", "assignment_strategy", "members"}}
+	return &tabular{columns: []string{"group", "coordinator", "type", "state", "protocol_type", "assignment_strategy", "generation", "members"}}
 }
 
-func addState(t *tabular, l kadm.DescribedGroupLag) groupState {
-	c := l.Coordinator
-	s := groupState{State: l.State, ProtocolType: l.ProtocolType, AssignmentStrategy: l.Protocol, Members: len(l.Members),
-		Coordinator: coordinator{NodeID: c.NodeID, Host: c.Host, Port: c.Port}}
-	t.add(l.Group, fmt.Sprintf("%s:%d (id %d)", c.Host, c.Port, c.NodeID), s.State, s.ProtocolType, s.AssignmentStrategy, itoa(s.Members))
+func addState(t *tabular, g *groupInfo) groupState {
+	c := g.coordinator
+	s := groupState{Type: g.groupType, State: g.state, ProtocolType: g.protocolType, AssignmentStrategy: g.strategy,
+		Generation: g.generation, Members: len(g.members), Coordinator: coordinator{NodeID: c.NodeID, Host: c.Host, Port: c.Port}}
+	gen := ""
+	if s.Generation != nil {
+		gen = itoa(*s.Generation)
+	}
+	t.add(g.name, fmt.Sprintf("%s:%d (id %d)", c.Host, c.Port, c.NodeID), s.Type, s.State, s.ProtocolType, s.AssignmentStrategy, gen, itoa(s.Members))
 	return s
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func init() {
@@ -166,24 +164,24 @@ func (inv *invocation) reset(r *resetRequest) error {
 }
 
 // checkInactive refuses a group with members: a live consumer would
-// overwrite the new offsets with its own next commit.
+// overwrite the new offsets with its own next commit. A group the cluster
+// does not know yet is fine: the commit creates it, as Kafka allows.
 func (inv *invocation) checkInactive(group string) error {
-	described, err := inv.adm.DescribeGroups(inv.ctx, group)
-	if err != nil {
-		return inv.failed("describe group "+group, err)
-	}
-	g, err := described.On(group, nil)
-	if err == nil {
-		err = g.Err
-	}
+	infos, failed, err := inv.describeGroups([]string{group})
 	switch {
-	case errors.Is(err, kerr.GroupIDNotFound):
-		return nil // no group yet: the commit creates it, as Kafka allows
 	case err != nil:
-		return fmt.Errorf("describe group %s: %w", group, withMessage(err, g.ErrMessage))
-	case len(g.Members) > 0 || (g.State != "Empty" && g.State != "Dead"):
+		return err
+	case len(failed) > 0 && errors.Is(failed[0], errNoSuchGroup):
+		return nil
+	case len(failed) > 0:
+		return failed[0]
+	case len(infos) != 1:
+		return fmt.Errorf("describe group %s: no answer for the group", group)
+	}
+	g := infos[0]
+	if len(g.members) > 0 || (g.state != "Empty" && g.state != "Dead") {
 		return fmt.Errorf("group %s has %d active member(s) (state %s): --execute needs an inactive group; stop its consumers and retry (nothing was committed)",
-			group, len(g.Members), g.State)
+			group, len(g.members), g.state)
 	}
 	return nil
 }

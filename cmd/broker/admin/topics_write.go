@@ -264,3 +264,12 @@ func joinFailures(what string, failed []string) error {
 	}
 	return fmt.Errorf("%d %s failed:\n  %s", len(failed), what, strings.Join(failed, "\n  "))
 }
+
+// joinErrors is joinFailures of errors.
+func joinErrors(what string, errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return joinFailures(what, msgs)
+}

@@ -55,6 +55,7 @@ func adminGoldenSuite(t *testing.T, c *adminCluster) {
 	c.runGolden(t, "groups-describe-members.csv", "groups", "describe", "--all-groups", "--members", "--output", "csv")
 	c.runGolden(t, "offsets-get.csv", "offsets", "get", "--group", "billing", "--topics", "orders", "--output", "csv")
 	c.runGolden(t, "groups-describe-missing", "groups", "describe", "--group", "nobody")
+	c.runGolden(t, "offsets-get-missing", "offsets", "get", "--group", "nobody", "--output", "json")
 
 	c.must(t, "topics", "create", "--topic", "scratch", "--partitions", "1")
 	c.runGolden(t, "topics-alter-config", "topics", "alter-config", "--topic", "scratch", "--set", "retention.ms=3600000", "--partitions", "2")

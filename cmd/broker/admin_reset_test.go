@@ -76,6 +76,11 @@ func resetSuite(t *testing.T, c *adminCluster) {
 			t.Errorf("broker %s: %d clamp warnings, want %d:\n%s", strings.Join(args, " "), n, s.warnings, r.stderr)
 		}
 	}
+	// A group the cluster does not know yet: the commit creates it.
+	c.must(t, "groups", "reset-offsets", "--group", "fresh", "--topic", "events", "--to-offset", "4", "--execute")
+	if got := committed(t, adm, "fresh"); !reflect.DeepEqual(got, offsets(4, 4)) {
+		t.Errorf("fresh after reset: %v, want %v", got, offsets(4, 4))
+	}
 	refusedWhileActive(t, c, adm)
 }
 

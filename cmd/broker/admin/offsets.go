@@ -1,11 +1,13 @@
 package admin
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func init() {
@@ -65,13 +67,18 @@ func setupOffsetsGet(fs *flagSet) action {
 }
 
 // fetchOffsets returns the group's committed offsets (OffsetFetch), only
-// partitions with a commit. A partition error fails the command.
+// partitions with a commit. A group the cluster does not know has none
+// (Kafka answers that with no offsets, some brokers with
+// GROUP_ID_NOT_FOUND). A partition error fails the command.
 func (inv *invocation) fetchOffsets(group string) (kadm.OffsetResponses, error) {
 	adm, err := inv.admin()
 	if err != nil {
 		return nil, err
 	}
 	resps, err := adm.FetchOffsets(inv.ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return kadm.OffsetResponses{}, nil
+	}
 	if err != nil {
 		return nil, inv.failed("fetch offsets of group "+group, err)
 	}

@@ -85,6 +85,8 @@ type Status struct {
 	DLQ        int64 // records dead-lettered since the broker started
 	Skipped    int64
 	Retries    int64 // commits retried after a conflict or an unknown outcome
+	Committed  int64 // sum over partitions of the next offset in the current snapshot
+	Commits    int64 // snapshots committed since the broker started
 }
 
 // Status returns the status of topic's table, if it is a table topic this
@@ -100,7 +102,7 @@ func (c *Converter) Status(topic string) (Status, bool) {
 	st := Status{State: s.state, Error: s.err}
 	s.mu.Unlock()
 	st.Lag, st.Rows, st.Files, st.DLQ, st.Skipped = s.lag.Load(), s.rows.Load(), s.files.Load(), s.dlq.Load(), s.skipped.Load()
-	st.Retries = s.retries.Load()
+	st.Retries, st.Committed, st.Commits = s.retries.Load(), s.progress.Load(), s.commits.Load()
 	if ms := s.lastCommit.Load(); ms > 0 {
 		st.LastCommit = time.UnixMilli(ms).UTC()
 	}

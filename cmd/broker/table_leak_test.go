@@ -1,0 +1,25 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTableNoGoroutineLeak: a broker that converted a table topic and was
+// closed leaves none of its goroutines (converter, workers) behind.
+func TestTableNoGoroutineLeak(t *testing.T) {
+	tb := startTestBroker(t, "")
+	createTableTopic(t, tb.addr, "leaky", 2, nil)
+	produceValues(t, tb.addr, "leaky", 2, []string{`{"a":1}`, `{"a":2}`, `bad`})
+	waitTableRows(t, tb.b.tables.cat, "leaky", 2)
+	tb.stop()
+	var leaked []string
+	for range 100 {
+		if leaked = ourGoroutines(); len(leaked) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines left after close:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+}

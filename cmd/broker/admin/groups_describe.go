@@ -41,7 +41,7 @@ func setupGroupsDescribe(fs *flagSet) action {
 	all := fs.Bool("all-groups", false, "describe every group")
 	fs.BoolVar(&v.offsets, "offsets", false, "per-partition offsets and lag (the default view)")
 	fs.BoolVar(&v.members, "members", false, "the members and their assignments")
-	fs.BoolVar(&v.state, "state", false, "state, protocol and coordinator")
+	fs.BoolVar(&v.state, "state", false, "type, state, protocol, generation and coordinator")
 	return func(inv *invocation) error {
 		if err := checkDescribeFlags(groups, *all, &v, inv.common.output); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -21,88 +20,100 @@ Flags after -- are passed to a launched "broker serve".
 
 `
 
+// cliFlags are `broker bench`'s flag values.
+type cliFlags struct {
+	workload, launch, bootstrap, vs, out, metrics string
+	brokerBin, objectStore, brokerFlags, note     string
+	backlog, rerender                             string
+	rounds, partitions, rate                      int
+	count                                         int64
+	duration, loopback, sample, drain             time.Duration
+	minio, quiet                                  bool
+}
+
+func (f *cliFlags) register(fs *flag.FlagSet, self string) {
+	fs.StringVar(&f.workload, "workload", "", "workload YAML file (see bench/workloads)")
+	fs.StringVar(&f.launch, "launch", "", "start the target: sediment (subprocess) or kfake (in-process)")
+	fs.StringVar(&f.bootstrap, "bootstrap", "", "HOST:PORT of a running Kafka-compatible broker")
+	fs.StringVar(&f.metrics, "metrics", "", "with --bootstrap: the broker's Prometheus URL (http://HOST:PORT/metrics)")
+	fs.StringVar(&f.vs, "vs", "", "two targets run alternately in one invocation, e.g. sediment,kfake")
+	fs.IntVar(&f.rounds, "rounds", 0, "rounds per target the workload is split into (default 1, 2 with --vs)")
+	fs.StringVar(&f.out, "out", "", "output directory (default bench/out/WORKLOAD)")
+	fs.DurationVar(&f.duration, "duration", 0, "override the workload's duration (and drop its count)")
+	fs.Int64Var(&f.count, "count", 0, "override the workload's record count (and drop its duration)")
+	fs.StringVar(&f.backlog, "backlog-bytes", "", "override the backlog size (e.g. 1GiB)")
+	fs.IntVar(&f.partitions, "partitions", 0, "override partitions per topic")
+	fs.IntVar(&f.rate, "rate", 0, "override the producer rate (records/s over all producers)")
+	fs.StringVar(&f.brokerBin, "broker-bin", self, "broker binary for --launch sediment")
+	fs.StringVar(&f.objectStore, "object-store", "", "--object-store URL for a launched sediment (default: its local folder)")
+	fs.BoolVar(&f.minio, "minio", false, "start a MinIO server (./.bin/minio or SEDIMENT_MINIO) and give a launched sediment a bucket on it")
+	fs.StringVar(&f.brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
+	fs.DurationVar(&f.loopback, "loopback", 2*time.Second, "how long to measure the loopback TCP ceiling")
+	fs.DurationVar(&f.sample, "sample", time.Second, "throughput timeline step")
+	fs.DurationVar(&f.drain, "drain-timeout", 2*time.Minute, "how long consumers may trail the producers")
+	fs.StringVar(&f.note, "machine-note", "", "recorded with the machine description (what else was running)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.StringVar(&f.rerender, "rerender", "", "only rewrite summary.md and the plots of DIR from its results.json")
+}
+
 // ParseArgs reads `broker bench` arguments into a Config. self is the
 // running broker binary, launched for --launch sediment unless
-// --broker-bin says otherwise.
+// --broker-bin says otherwise; progress goes to stderr.
 func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 	fs := flag.NewFlagSet("broker bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, Usage); fs.PrintDefaults() }
-	var (
-		workload, launch, bootstrap, vs, out, metrics string
-		brokerBin, objectStore, brokerFlags, note     string
-		rounds, partitions, rate                      int
-		count                                         int64
-		duration, loopback, sample, drain             time.Duration
-		backlog                                       string
-		minio, quiet                                  bool
-	)
-	fs.StringVar(&workload, "workload", "", "workload YAML file (see bench/workloads)")
-	fs.StringVar(&launch, "launch", "", "start the target: sediment (subprocess) or kfake (in-process)")
-	fs.StringVar(&bootstrap, "bootstrap", "", "HOST:PORT of a running Kafka-compatible broker")
-	fs.StringVar(&metrics, "metrics", "", "with --bootstrap: the broker's Prometheus URL (http://HOST:PORT/metrics)")
-	fs.StringVar(&vs, "vs", "", "two targets run alternately in one invocation, e.g. sediment,kfake")
-	fs.IntVar(&rounds, "rounds", 0, "rounds per target the workload is split into (default 1, 2 with --vs)")
-	fs.StringVar(&out, "out", "", "output directory (default bench/out/WORKLOAD)")
-	fs.DurationVar(&duration, "duration", 0, "override the workload's duration (and drop its count)")
-	fs.Int64Var(&count, "count", 0, "override the workload's record count (and drop its duration)")
-	fs.StringVar(&backlog, "backlog-bytes", "", "override the backlog size (e.g. 1GiB)")
-	fs.IntVar(&partitions, "partitions", 0, "override partitions per topic")
-	fs.IntVar(&rate, "rate", 0, "override the producer rate (records/s over all producers)")
-	fs.StringVar(&brokerBin, "broker-bin", self, "broker binary for --launch sediment")
-	fs.StringVar(&objectStore, "object-store", "", "--object-store URL for a launched sediment (default: its local folder)")
-	fs.BoolVar(&minio, "minio", false, "start a MinIO server (./.bin/minio or SEDIMENT_MINIO) and give a launched sediment a bucket on it")
-	fs.StringVar(&brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
-	fs.DurationVar(&loopback, "loopback", 2*time.Second, "how long to measure the loopback TCP ceiling")
-	fs.DurationVar(&sample, "sample", time.Second, "throughput timeline step")
-	fs.DurationVar(&drain, "drain-timeout", 2*time.Minute, "how long consumers may trail the producers")
-	fs.StringVar(&note, "machine-note", "", "recorded with the machine description (what else was running)")
-	fs.BoolVar(&quiet, "quiet", false, "no progress line")
-	var rerender string
-	fs.StringVar(&rerender, "rerender", "", "only rewrite summary.md and the plots of DIR from its results.json")
+	f := &cliFlags{}
+	f.register(fs, self)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if rerender != "" {
-		return &Config{Rerender: rerender, OutDir: rerender}, nil
+	if f.rerender != "" {
+		return &Config{Rerender: f.rerender, OutDir: f.rerender}, nil
 	}
-	if workload == "" {
-		return nil, errors.New("bench: --workload FILE is required")
-	}
-	w, err := LoadWorkload(workload)
+	w, err := f.workloadWithOverrides()
 	if err != nil {
 		return nil, err
 	}
-	ov := Overrides{Duration: duration, Count: count, Partitions: partitions, ProducerRate: rate}
-	if backlog != "" {
+	if f.minio && f.objectStore != "" {
+		return nil, errors.New("bench: --minio and --object-store both choose the bucket: give one")
+	}
+	sed := SedimentLaunch{Bin: f.brokerBin, ObjectStore: f.objectStore,
+		Flags: append(strings.Fields(f.brokerFlags), fs.Args()...)}
+	targets, err := parseTargets(f.launch, f.bootstrap, f.vs, f.metrics, sed)
+	if err != nil {
+		return nil, err
+	}
+	if f.out == "" {
+		f.out = filepath.Join("bench", "out", w.Name)
+	}
+	cfg := &Config{Workload: w, Targets: targets, Rounds: f.rounds, OutDir: f.out, LoopbackDuration: f.loopback,
+		SampleInterval: f.sample, DrainTimeout: f.drain, MachineNote: f.note, MinIO: f.minio,
+		Command: append([]string{"broker", "bench"}, args...)}
+	if !f.quiet {
+		cfg.Progress = stderr
+	}
+	return cfg, nil
+}
+
+// workloadWithOverrides loads --workload and applies the override flags.
+func (f *cliFlags) workloadWithOverrides() (*Workload, error) {
+	if f.workload == "" {
+		return nil, errors.New("bench: --workload FILE is required")
+	}
+	w, err := LoadWorkload(f.workload)
+	if err != nil {
+		return nil, err
+	}
+	ov := Overrides{Duration: f.duration, Count: f.count, Partitions: f.partitions, ProducerRate: f.rate}
+	if f.backlog != "" {
 		b := new(ByteSize)
-		if err := b.parse(backlog); err != nil {
+		if err := b.parse(f.backlog); err != nil {
 			return nil, fmt.Errorf("bench: --backlog-bytes: %w", err)
 		}
 		ov.BacklogBytes = *b
 	}
-	if w, err = ov.Apply(w); err != nil {
-		return nil, err
-	}
-	sed := SedimentLaunch{Bin: brokerBin, ObjectStore: objectStore,
-		Flags: append(strings.Fields(brokerFlags), fs.Args()...)}
-	if minio && objectStore != "" {
-		return nil, errors.New("bench: --minio and --object-store both choose the bucket: give one")
-	}
-	targets, err := parseTargets(launch, bootstrap, vs, metrics, sed)
-	if err != nil {
-		return nil, err
-	}
-	if out == "" {
-		out = filepath.Join("bench", "out", w.Name)
-	}
-	cfg := &Config{Workload: w, Targets: targets, Rounds: rounds, OutDir: out, LoopbackDuration: loopback,
-		SampleInterval: sample, DrainTimeout: drain, MachineNote: note, MinIO: minio,
-		Command: append([]string{"broker", "bench"}, args...)}
-	if !quiet {
-		cfg.Progress = os.Stderr
-	}
-	return cfg, nil
+	return ov.Apply(w)
 }
 
 // parseTargets reads the one of --launch, --bootstrap and --vs given.
@@ -134,6 +145,9 @@ func parseTargets(launch, bootstrap, vs, metrics string, sed SedimentLaunch) ([]
 	parts := strings.Split(vs, ",")
 	if len(parts) != 2 {
 		return nil, fmt.Errorf("bench: --vs %q: want two targets A,B", vs)
+	}
+	if strings.TrimSpace(parts[0]) == strings.TrimSpace(parts[1]) {
+		return nil, fmt.Errorf("bench: --vs %q: the two targets are the same", vs)
 	}
 	var out []TargetSpec
 	for _, p := range parts {

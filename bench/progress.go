@@ -58,8 +58,8 @@ func (p *progress) begin(label string, w *Workload, c *counters, start time.Time
 }
 
 func (p *progress) draw(label string, w *Workload, c *counters, elapsed time.Duration, prodMB, consMB float64) {
-	line := fmt.Sprintf("%s %6s %s produced %d (%.1f MB/s) consumed %d (%.1f MB/s)",
-		label, elapsed.Round(time.Second), bar(fraction(w, c, elapsed), 20),
+	line := fmt.Sprintf("%s %6.1fs %s produced %d (%.1f MB/s) consumed %d (%.1f MB/s)",
+		label, elapsed.Seconds(), bar(fraction(w, c, elapsed), 20),
 		c.produced.Load(), prodMB, c.consumed.Load(), consMB)
 	if p.tty {
 		fmt.Fprintf(p.out, "\r\033[K%s", line)

@@ -90,6 +90,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--workload", wl, "--launch", "kafka"}, "want sediment or kfake"},
 		{[]string{"--workload", wl, "--launch", "kfake", "--bootstrap", "h:1"}, "exactly one of"},
 		{[]string{"--workload", wl, "--vs", "sediment"}, "want two targets"},
+		{[]string{"--workload", wl, "--vs", "kfake,kfake"}, "the same"},
 		{[]string{"--workload", wl, "--vs", "sediment,nowhere"}, "want sediment, kfake or HOST:PORT"},
 		{[]string{"--workload", wl, "--bootstrap", "kfake"}, "want HOST:PORT"},
 		{[]string{"--workload", "nope.yaml", "--launch", "kfake"}, "no such file"},

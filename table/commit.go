@@ -24,6 +24,20 @@ import (
 // their files are orphans (deleted at start, see cleanOrphans).
 const nextOffsetProp = "sediment.next-offset."
 
+// topicIDProp names, in each snapshot's summary, the topic (by id) whose
+// offsets it records: a topic deleted and created again under the same
+// name starts over from its first offset.
+const topicIDProp = "sediment.topic-id"
+
+// snapshotTopicID is the topic id the current snapshot's offsets belong to
+// ("" for a new table or one written before ids were recorded).
+func snapshotTopicID(tbl *itable.Table) string {
+	if snap := tbl.CurrentSnapshot(); snap != nil && snap.Summary != nil {
+		return snap.Summary.Properties[topicIDProp]
+	}
+	return ""
+}
+
 // offsetsOf reads the next offsets from the table's current snapshot
 // (none: the table is new).
 func offsetsOf(tbl *itable.Table) map[int32]int64 {
@@ -99,6 +113,7 @@ func (w *worker) commitOnce(ctx context.Context, rec arrow.RecordBatch, target m
 		return nil, err
 	}
 	props := offsetProps(target)
+	props[topicIDProp] = w.topic.ID.String()
 	var err error
 	if rec == nil {
 		err = tx.AddFiles(ctx, nil, props, false)

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -40,7 +41,7 @@ func parseJSONObject(data []byte) (map[string]any, error) {
 	if data == nil {
 		return nil, unconvertible("the value is null, want a JSON object")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {

@@ -45,6 +45,7 @@ func inferredCase() jsonCase {
 		}
 		if i >= 12 {
 			v += fmt.Sprintf(`,"extra":"e%d"`, i)
+			v = strings.Replace(v, `"deep":{`, fmt.Sprintf(`"deep":{"later":%d,`, i), 1) // a new nested field
 		}
 		c.values = append(c.values, v+"}")
 	}
@@ -53,7 +54,11 @@ func inferredCase() jsonCase {
 		if i%5 != 0 {
 			w["name"] = fmt.Sprintf("n%d", i)
 			w["tags"] = []any{fmt.Sprintf("a%d", i), "b"}
-			w["nested"] = map[string]any{"x": i, "deep": map[string]any{"flag": i%2 == 0}}
+			deep := map[string]any{"flag": i%2 == 0, "later": nil} // older rows read the nested column as null
+			if i >= 12 {
+				deep["later"] = i
+			}
+			w["nested"] = map[string]any{"x": i, "deep": deep}
 		} else if i > 0 {
 			w["tags"] = []any{} // record 0's [] came before the column existed: null
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,41 @@ func TestTableCommitConflict(t *testing.T) {
 	}
 	if st, _ := tb.b.tables.conv.Status("contended"); st.Retries == 0 {
 		t.Fatalf("no commit was retried: %+v", st)
+	}
+}
+
+// TestTableTopicRecreated: a table topic deleted and created again under
+// the same name is converted from its first offset into the same table
+// (the old rows stay).
+func TestTableTopicRecreated(t *testing.T) {
+	tb := startTestBroker(t, "")
+	createTableTopic(t, tb.addr, "again", 1, nil)
+	produceValues(t, tb.addr, "again", 1, numbered(0, 3))
+	waitTableRows(t, tb.b.tables.cat, "again", 3)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).DeleteTopics(testCtx(t, 30*time.Second), "again"); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, ok := tb.b.log.Topic("again"); !ok {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	createTableTopic(t, tb.addr, "again", 1, nil)
+	produceValues(t, tb.addr, "again", 1, numbered(3, 5))
+	rows := waitTableRows(t, tb.b.tables.cat, "again", 5)
+	var got []string
+	for _, r := range rows {
+		_, off := r.partOff()
+		got = append(got, fmt.Sprintf("%d:%v", off, r["n"]))
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != "0:0 0:3 1:1 1:4 2:2" {
+		t.Fatalf("rows (offset:n) %v", got)
 	}
 }

@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit minio fuzz-smoke build interop clean print-interop-pkgs bench
+.PHONY: test vet unit minio fuzz-smoke build interop duckdb-node clean print-interop-pkgs bench
 
 # Debian packages the interop tests need (installed by .ci/run).
 INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql
@@ -61,10 +61,22 @@ bench: build
 	$(BIN)/broker bench --workload $(WORKLOAD) $(BENCH_TARGETS) --out bench/out/$(basename $(notdir $(WORKLOAD)))
 
 # Clients from Debian packages (kcat, kafka-python, confluent-kafka-python)
-# against a real broker, and the Iceberg SQL catalog on a real PostgreSQL
-# (Debian's postgresql). A missing package fails with the apt-get line.
-interop:
+# against a real broker, the Iceberg SQL catalog on a real PostgreSQL
+# (Debian's postgresql), and DuckDB (npm @duckdb/node-api) reading a table
+# topic's Parquet files. A missing package fails with the apt-get line.
+interop: duckdb-node
 	$(GO) test -tags interop -count=1 -timeout 20m -run Interop ./cmd/broker/ ./table/catalog/
+
+# DuckDB for Node, pinned, into .bin/node (the DuckDB interop test finds it
+# there) unless that version is already installed.
+DUCKDB_NODE_VERSION := 1.5.6-r.1
+duckdb-node:
+	@if [ "$$(node -p "require('$(BIN)/node/node_modules/@duckdb/node-api/package.json').version" 2>/dev/null)" = "$(DUCKDB_NODE_VERSION)" ]; then \
+	  echo "@duckdb/node-api $(DUCKDB_NODE_VERSION) is in $(BIN)/node"; \
+	else \
+	  echo "installing @duckdb/node-api $(DUCKDB_NODE_VERSION) into $(BIN)/node"; \
+	  npm install --prefix $(BIN)/node --no-save --no-audit --no-fund @duckdb/node-api@$(DUCKDB_NODE_VERSION); \
+	fi
 
 clean:
 	rm -rf $(BIN) data

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apache/iceberg-go"
-
 	"github.com/sediment-io/sediment/storage/partition"
 )
 
@@ -38,7 +36,7 @@ func (w *worker) add(ctx context.Context, part int32, r partition.Record) error 
 // fields in w.conv.additions.
 func (w *worker) rowValues(part int32, r partition.Record) ([]any, error) {
 	w.conv.additions = w.conv.additions[:0]
-	values := make([]any, 0, len(w.buf.schema.Fields()))
+	values := make([]any, 0, len(w.buf.fields))
 	values = append(values, part, r.Offset, r.Timestamp*1000, bytesOrNil(r.Key), headerValues(r.Headers))
 	if w.cfg.Format == "raw" {
 		return append(values, bytesOrNil(r.Value)), nil
@@ -47,9 +45,7 @@ func (w *worker) rowValues(part int32, r partition.Record) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := w.buf.schema.AsStruct()
-	data := &iceberg.StructType{FieldList: st.FieldList[metaColumns:]}
-	dv, err := w.conv.structValue(nil, data, obj)
+	dv, err := w.conv.structValue(nil, w.buf.data, obj)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@ import (
 // (converter), so appending cannot fail.
 type rowBuffer struct {
 	schema *iceberg.Schema
+	fields []iceberg.NestedField // the schema's top-level fields (Fields() copies them)
+	data   *iceberg.StructType   // the fields after the metadata columns
 	arrow  *arrow.Schema
 	b      *array.RecordBuilder
 	rows   int
@@ -26,13 +28,15 @@ func newRowBuffer(schema *iceberg.Schema) (*rowBuffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table: arrow schema: %w", err)
 	}
-	return &rowBuffer{schema: schema, arrow: sc, b: array.NewRecordBuilder(memory.DefaultAllocator, sc)}, nil
+	fields := schema.Fields()
+	return &rowBuffer{schema: schema, fields: fields, data: &iceberg.StructType{FieldList: fields[metaColumns:]},
+		arrow: sc, b: array.NewRecordBuilder(memory.DefaultAllocator, sc)}, nil
 }
 
 // append adds one row: values[i] is the converted value of the schema's
 // i-th top-level field (nil: null).
 func (rb *rowBuffer) append(values []any, size int64) {
-	for i, f := range rb.schema.Fields() {
+	for i, f := range rb.fields {
 		appendValue(rb.b.Field(i), f.Type, values[i])
 	}
 	rb.rows++

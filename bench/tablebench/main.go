@@ -25,6 +25,7 @@ type config struct {
 	lagSamples                int
 	minio                     bool
 	out                       string
+	cpuProfile                string
 }
 
 // results is what the run writes as JSON.
@@ -47,6 +48,7 @@ func main() {
 	flag.IntVar(&cfg.lagSamples, "lag-samples", 5, "samples per lag interval")
 	flag.BoolVar(&cfg.minio, "minio", true, "measure object-store requests per commit on a MinIO (./.bin/minio or SEDIMENT_MINIO)")
 	flag.StringVar(&cfg.out, "out", filepath.Join("bench", "results", "tables-"+time.Now().UTC().Format("2006-01-02")+".json"), "results file")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the throughput run to this file")
 	flag.Parse()
 	for _, s := range strings.Split(lags, ",") {
 		if s = strings.TrimSpace(s); s == "" {

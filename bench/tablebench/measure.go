@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"syscall"
@@ -48,6 +50,17 @@ func measureThroughput(ctx context.Context, cfg config) (*throughput, error) {
 	}
 	if err := s.appendRecords(ctx, topic, 0, cfg.records, cfg.size, 200); err != nil {
 		return nil, err
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start, cpu0 := time.Now(), cpuTime()
 	if err := enableTable(ctx, s, "bench", "1000"); err != nil {

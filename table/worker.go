@@ -183,11 +183,15 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 		if err != nil {
 			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, w.read[idx], err)
 		}
+		before := w.read[idx]
 		if len(res.Batches) == 0 {
 			return nil
 		}
 		if err := w.convertBatches(ctx, idx, res.Batches); err != nil {
 			return err
+		}
+		if w.read[idx] == before { // nothing at or past the position: never spin
+			return fmt.Errorf("table %s: partition %d: a read at %d returned no record at or past it", w.name, idx, before)
 		}
 	}
 	return ctx.Err()

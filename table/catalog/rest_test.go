@@ -10,15 +10,15 @@ import (
 	icebergcatalog "github.com/apache/iceberg-go/catalog"
 
 	"github.com/sediment-io/sediment/table/catalog"
+	"github.com/sediment-io/sediment/table/catalog/resttest"
 )
 
 // TestRESTCatalogRoundTrip writes and reads a table through iceberg-go's
-// REST client against our spec server (restServer): the namespace is
+// REST client against our spec server (resttest): the namespace is
 // created over REST with its location in the broker's warehouse, so the
 // table's files land under tables/ of the object store.
 func TestRESTCatalogRoundTrip(t *testing.T) {
-	_, base := startRESTServer(t, "api/catalog", "")
-	raw := "rest+" + base
+	raw := "rest+" + resttest.Start(t, "api/catalog", "").URL
 	opts := catalog.Options{DataDir: t.TempDir()}
 	cat, err := catalog.Open(context.Background(), raw, opts)
 	if err != nil {
@@ -37,15 +37,16 @@ func TestRESTCatalogRoundTrip(t *testing.T) {
 // a token at the server's OAuth2 endpoint, and a wrong token is an error
 // naming --table-catalog without the token.
 func TestRESTCatalogWarehouseAndToken(t *testing.T) {
-	srv, base := startRESTServer(t, "cat", "s3cr3t")
+	srv := resttest.Start(t, "cat", "s3cr3t")
+	base := srv.URL
 	opts := catalog.Options{DataDir: t.TempDir()}
 	cat := openCatalog(t, "rest+"+base+"?warehouse=lake&token=s3cr3t", opts)
 	ok, err := cat.CheckNamespaceExists(context.Background(), []string{"sediment"})
 	if err != nil || !ok {
 		t.Fatalf("namespace sediment exists = %v, %v", ok, err)
 	}
-	if !slices.Contains(srv.warehouses(), "lake") {
-		t.Errorf("the server's /v1/config saw warehouses %q, want lake", srv.warehouses())
+	if !slices.Contains(srv.Warehouses(), "lake") {
+		t.Errorf("the server's /v1/config saw warehouses %q, want lake", srv.Warehouses())
 	}
 	cat = openCatalog(t, "rest+"+base+"?credential=sediment:s3cr3t-secret", opts)
 	if ok, err := cat.CheckNamespaceExists(context.Background(), []string{"sediment"}); err != nil || !ok {

@@ -1,4 +1,9 @@
-package catalog_test
+// Package resttest serves the Iceberg REST catalog spec for tests: the
+// config, OAuth2 token, namespace and table endpoints a writer uses, in
+// front of iceberg-go's SQL catalog on SQLite, on a loopback port. It is
+// our own server, not Polaris, Nessie or Lakekeeper: none of those runs
+// here without containers or a JVM.
+package resttest
 
 import (
 	"database/sql"
@@ -15,13 +20,15 @@ import (
 	icebergcatalog "github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
-// restServer is a small server of the Iceberg REST catalog spec (the
-// namespace and table endpoints a writer uses) in front of iceberg-go's
-// SQL catalog on SQLite. It is ours, not Polaris, Nessie or Lakekeeper:
-// none of those runs here without containers or a JVM.
-type restServer struct {
+// Server is a running REST catalog.
+type Server struct {
+	// URL is the catalog's base URL, http://127.0.0.1:PORT/PREFIX.
+	URL string
+
 	backing *sqlcat.Catalog
 	token   string // when set, every request must carry "Bearer token"
 	secret  string // the OAuth2 client credential that /v1/oauth/tokens trades for token
@@ -30,11 +37,11 @@ type restServer struct {
 	warehouse []string   // warehouse= of each /v1/config request
 }
 
-// startRESTServer serves the spec under prefix on a loopback port and
-// returns the server's base URL (http://127.0.0.1:PORT/prefix). With a
-// token, requests need it as their bearer token, and the client credential
-// "sediment:"+token+"-secret" obtains it from /v1/oauth/tokens.
-func startRESTServer(t *testing.T, prefix, token string) (*restServer, string) {
+// Start serves the spec under prefix on a loopback port until the test
+// ends. With a token, requests need it as their bearer token, and the
+// client credential "sediment:"+token+"-secret" obtains it from
+// /v1/oauth/tokens.
+func Start(t testing.TB, prefix, token string) *Server {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "rest.db")+"?_pragma=busy_timeout(10000)&_txlock=immediate")
 	if err != nil {
@@ -45,7 +52,7 @@ func startRESTServer(t *testing.T, prefix, token string) (*restServer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &restServer{backing: backing, token: token, secret: token + "-secret"}
+	s := &Server{backing: backing, token: token, secret: token + "-secret"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/oauth/tokens", s.oauthToken)
 	mux.HandleFunc("GET /v1/config", s.config)
@@ -58,10 +65,11 @@ func startRESTServer(t *testing.T, prefix, token string) (*restServer, string) {
 	mux.HandleFunc("POST /v1/namespaces/{ns}/tables/{tbl}", s.commitTable)
 	srv := httptest.NewServer(http.StripPrefix("/"+prefix, s.auth(mux)))
 	t.Cleanup(srv.Close)
-	return s, srv.URL + "/" + prefix
+	s.URL = srv.URL + "/" + prefix
+	return s
 }
 
-func (s *restServer) auth(next http.Handler) http.Handler {
+func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		open := r.URL.Path == "/v1/oauth/tokens"
 		if s.token != "" && !open && r.Header.Get("Authorization") != "Bearer "+s.token {
@@ -73,7 +81,7 @@ func (s *restServer) auth(next http.Handler) http.Handler {
 }
 
 // oauthToken is the spec's client-credentials token endpoint.
-func (s *restServer) oauthToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) oauthToken(w http.ResponseWriter, r *http.Request) {
 	if r.PostFormValue("grant_type") != "client_credentials" || r.PostFormValue("client_id") != "sediment" ||
 		r.PostFormValue("client_secret") != s.secret {
 		writeError(w, http.StatusUnauthorized, "NotAuthorizedException", errors.New("bad client credentials"))
@@ -83,7 +91,7 @@ func (s *restServer) oauthToken(w http.ResponseWriter, r *http.Request) {
 		"issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 }
 
-func (s *restServer) config(w http.ResponseWriter, r *http.Request) {
+func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.warehouse = append(s.warehouse, r.URL.Query().Get("warehouse"))
 	s.mu.Unlock()
@@ -95,7 +103,7 @@ func (s *restServer) config(w http.ResponseWriter, r *http.Request) {
 		}})
 }
 
-func (s *restServer) createNamespace(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Namespace  table.Identifier   `json:"namespace"`
 		Properties iceberg.Properties `json:"properties"`
@@ -110,7 +118,7 @@ func (s *restServer) createNamespace(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, req)
 }
 
-func (s *restServer) loadNamespace(w http.ResponseWriter, r *http.Request) {
+func (s *Server) loadNamespace(w http.ResponseWriter, r *http.Request) {
 	ns := namespaceOf(r)
 	props, err := s.backing.LoadNamespaceProperties(r.Context(), ns)
 	if err != nil {
@@ -124,7 +132,7 @@ func (s *restServer) loadNamespace(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"namespace": ns, "properties": props})
 }
 
-func (s *restServer) createTable(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createTable(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name          string                 `json:"name"`
 		Schema        *iceberg.Schema        `json:"schema"`
@@ -157,7 +165,7 @@ func (s *restServer) createTable(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"metadata-location": tbl.MetadataLocation(), "metadata": tbl.Metadata(), "config": map[string]string{}})
 }
 
-func (s *restServer) loadTable(w http.ResponseWriter, r *http.Request) {
+func (s *Server) loadTable(w http.ResponseWriter, r *http.Request) {
 	tbl, err := s.backing.LoadTable(r.Context(), append(namespaceOf(r), r.PathValue("tbl")))
 	if err != nil {
 		writeCatalogError(w, err)
@@ -170,7 +178,7 @@ func (s *restServer) loadTable(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"metadata-location": tbl.MetadataLocation(), "metadata": tbl.Metadata(), "config": map[string]string{}})
 }
 
-func (s *restServer) commitTable(w http.ResponseWriter, r *http.Request) {
+func (s *Server) commitTable(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Requirements table.Requirements `json:"requirements"`
 		Updates      table.Updates      `json:"updates"`
@@ -227,8 +235,8 @@ func writeError(w http.ResponseWriter, code int, typ string, err error) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": err.Error(), "type": typ, "code": code}})
 }
 
-// warehouses are the warehouse= values the clients asked /v1/config for.
-func (s *restServer) warehouses() []string {
+// Warehouses are the warehouse= values the clients asked /v1/config for.
+func (s *Server) Warehouses() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.warehouse...)

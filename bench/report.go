@@ -46,6 +46,11 @@ func Rerender(dir string) (*Results, error) {
 	if res.Workload == nil || len(res.Targets) == 0 {
 		return nil, fmt.Errorf("bench: rerender: %s has no workload or targets", ResultsFile)
 	}
+	for _, t := range res.Targets {
+		if t.Broker != nil {
+			t.Broker.TableLag = tableLag(t.Broker.TableMetricsLast) // absent from older files
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte(Markdown(res)), 0o644); err != nil {
 		return nil, fmt.Errorf("bench: summary: %w", err)
 	}
@@ -146,7 +151,7 @@ func writeBroker(b *strings.Builder, res *Results) {
 		if t.Broker == nil || len(t.Broker.TableMetricsLast) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "\nTable-topic metrics of %s at the end:\n\n", t.Target)
+		fmt.Fprintf(b, "\nTable lag of %s at the end: **%g**. Its table-topic metrics then:\n\n", t.Target, t.Broker.TableLag)
 		keys := make([]string, 0, len(t.Broker.TableMetricsLast))
 		for k := range t.Broker.TableMetricsLast {
 			keys = append(keys, k)

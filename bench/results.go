@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"time"
 )
 
@@ -69,7 +70,10 @@ type BrokerFigure struct {
 	ObjectBytesOut   float64            `json:"object_bytes_out"`
 	ObjectBytesIn    float64            `json:"object_bytes_in"`
 	WallSeconds      float64            `json:"wall_seconds"`
-	TableMetricsLast map[string]float64 `json:"table_metrics,omitempty"` // sediment_table_* at the end (table lag)
+	TableMetricsLast map[string]float64 `json:"table_metrics,omitempty"` // sediment_table_* at the end
+	// TableLag is the sum of the sediment_table_*lag* samples at the end
+	// of the last round: how far the tables trail the topics.
+	TableLag float64 `json:"table_lag,omitempty"`
 }
 
 // mergeRounds adds up one target's rounds.
@@ -157,6 +161,7 @@ func (b *brokerSums) add(r *roundResult) {
 func (b *brokerSums) figure(tr TargetResult) *BrokerFigure {
 	f := &BrokerFigure{CPUSeconds: b.cpu, PeakRSSBytes: b.peak, Puts: b.puts, Gets: b.gets,
 		ObjectBytesOut: b.bytesOut, ObjectBytesIn: b.bytesIn, WallSeconds: b.wall, TableMetricsLast: b.table}
+	f.TableLag = tableLag(b.table)
 	producedGB := float64(tr.Produce.Bytes) / 1e9
 	if all := float64(totalBytes(tr.Produce, tr.Produced)) / 1e9; all > 0 {
 		producedGB = all
@@ -196,4 +201,15 @@ func appendNew(list []string, more ...string) []string {
 		}
 	}
 	return list
+}
+
+// tableLag adds the samples of the table metrics named *lag*.
+func tableLag(table map[string]float64) float64 {
+	var lag float64
+	for name, v := range table {
+		if strings.Contains(strings.SplitN(name, "{", 2)[0], "lag") {
+			lag += v
+		}
+	}
+	return lag
 }

@@ -173,3 +173,16 @@ func TestJSONPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestTableLag: the lag samples of every table add up to the run's table
+// lag; other table metrics do not count.
+func TestTableLag(t *testing.T) {
+	b := &brokerSums{rounds: 1, table: map[string]float64{
+		`sediment_table_lag_offsets{table="a"}`: 10,
+		`sediment_table_lag_offsets{table="b"}`: 5,
+		`sediment_table_rows_total{table="a"}`:  1000,
+	}}
+	if got := b.figure(TargetResult{}).TableLag; got != 15 {
+		t.Errorf("table lag %g, want 15", got)
+	}
+}

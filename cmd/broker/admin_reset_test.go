@@ -76,6 +76,17 @@ func resetSuite(t *testing.T, c *adminCluster) {
 			t.Errorf("broker %s: %d clamp warnings, want %d:\n%s", strings.Join(args, " "), n, s.warnings, r.stderr)
 		}
 	}
+	// A dry run's plan, reviewed, then executed as it is.
+	plan := writeFile(t, dir, "reviewed.json", c.must(t, "groups", "reset-offsets", "--group", "r", "--topic", "events", "--to-offset", "3", "--output", "json"))
+	if got := committed(t, adm, "r"); !reflect.DeepEqual(got, offsets(0, 2)) {
+		t.Errorf("after the dry run: %v, want %v", got, offsets(0, 2))
+	}
+	c.must(t, "groups", "reset-offsets", "--group", "r", "--from-file", plan, "--execute")
+	if got := committed(t, adm, "r"); !reflect.DeepEqual(got, offsets(3, 3)) {
+		t.Errorf("after executing the reviewed plan: %v, want %v", got, offsets(3, 3))
+	}
+	c.must(t, "groups", "reset-offsets", "--group", "r", "--all-topics", "--to-earliest", "--execute") // 18 records to read again
+
 	// A group the cluster does not know yet: the commit creates it.
 	c.must(t, "groups", "reset-offsets", "--group", "fresh", "--topic", "events", "--to-offset", "4", "--execute")
 	if got := committed(t, adm, "fresh"); !reflect.DeepEqual(got, offsets(4, 4)) {

@@ -17,7 +17,9 @@ import (
 // read. JSON is an array of these objects; CSV has a header naming the
 // columns (topic, partition and offset required; leader_epoch and metadata
 // optional), or no header and the columns topic,partition,offset as
-// Kafka's kafka-consumer-groups.sh writes them.
+// Kafka's kafka-consumer-groups.sh writes them. A reset plan (the JSON or
+// CSV of a reset-offsets dry run) reads too: its new_offset is the offset,
+// and its group, current_offset and delta are ignored.
 type offsetEntry struct {
 	Topic       string `json:"topic"`
 	Partition   int32  `json:"partition"`
@@ -28,6 +30,10 @@ type offsetEntry struct {
 
 // offsetColumns are the CSV columns of an offsets file, in order.
 var offsetColumns = []string{"topic", "partition", "offset", "leader_epoch", "metadata"}
+
+// planColumns are the further CSV columns of a reset plan; new_offset is
+// read as offset, the others are ignored.
+var planColumns = []string{"group", "current_offset", "new_offset", "delta"}
 
 // readOffsetFile reads an offsets file ("-" is stdin) in JSON or CSV,
 // whichever its first character says. Errors name flag, the file and the
@@ -69,6 +75,11 @@ func parseOffsetJSON(data []byte) ([]offsetEntry, error) {
 		Offset      *int64  `json:"offset"`
 		LeaderEpoch *int32  `json:"leader_epoch"`
 		Metadata    string  `json:"metadata"`
+		// A reset plan's fields.
+		NewOffset     *int64          `json:"new_offset"`
+		Group         json.RawMessage `json:"group"`
+		CurrentOffset json.RawMessage `json:"current_offset"`
+		Delta         json.RawMessage `json:"delta"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -78,6 +89,12 @@ func parseOffsetJSON(data []byte) ([]offsetEntry, error) {
 	}
 	entries := make([]offsetEntry, 0, len(raw))
 	for i, r := range raw {
+		if r.Offset != nil && r.NewOffset != nil {
+			return nil, fmt.Errorf("entry %d: both offset and new_offset", i+1)
+		}
+		if r.Offset == nil {
+			r.Offset = r.NewOffset
+		}
 		if r.Topic == nil || r.Partition == nil || r.Offset == nil {
 			return nil, fmt.Errorf("entry %d: topic, partition and offset are required", i+1)
 		}
@@ -105,13 +122,9 @@ func parseOffsetCSV(data []byte) ([]offsetEntry, error) {
 	if indexFold(records[0], "topic") >= 0 {
 		cols, first = records[0], 1
 	}
-	index := map[string]int{}
-	for i, c := range cols {
-		c = strings.ToLower(strings.TrimSpace(c))
-		if indexFold(offsetColumns, c) < 0 {
-			return nil, fmt.Errorf("line 1: unknown column %q (want %s)", c, strings.Join(offsetColumns, ","))
-		}
-		index[c] = i
+	index, err := csvColumns(cols)
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range offsetColumns[:3] {
 		if _, ok := index[c]; !ok {
@@ -127,6 +140,29 @@ func parseOffsetCSV(data []byte) ([]offsetEntry, error) {
 		entries = append(entries, e)
 	}
 	return entries, nil
+}
+
+// csvColumns maps the header's column names to their indexes; a plan's
+// new_offset stands for offset.
+func csvColumns(cols []string) (map[string]int, error) {
+	index := map[string]int{}
+	for i, c := range cols {
+		c = strings.ToLower(strings.TrimSpace(c))
+		switch {
+		case indexFold(planColumns, c) >= 0:
+			if c != "new_offset" {
+				continue
+			}
+			c = "offset"
+		case indexFold(offsetColumns, c) < 0:
+			return nil, fmt.Errorf("line 1: unknown column %q (want %s)", c, strings.Join(offsetColumns, ","))
+		}
+		if _, dup := index[c]; dup {
+			return nil, fmt.Errorf("line 1: column %q appears twice", c)
+		}
+		index[c] = i
+	}
+	return index, nil
 }
 
 func csvEntry(rec []string, index map[string]int) (offsetEntry, error) {

@@ -25,6 +25,8 @@ func TestReadOffsetFile(t *testing.T) {
 		{"get.csv", "topic,partition,offset,leader_epoch,metadata\norders,0,5,3,\"m,1\"\norders,1,0,-1,\n", want},
 		{"reordered.csv", "offset,topic,partition\n5,orders,0\n0,orders,1\n", noEpoch},
 		{"kafka.csv", "orders,0,5\norders,1,0\n", noEpoch},
+		{"plan.json", `[{"group":"g","topic":"orders","partition":0,"current_offset":null,"new_offset":5,"delta":null},{"group":"g","topic":"orders","partition":1,"current_offset":3,"new_offset":0,"delta":-3}]`, noEpoch},
+		{"plan.csv", "group,topic,partition,current_offset,new_offset,delta\ng,orders,0,,5,\ng,orders,1,3,0,-3\n", noEpoch},
 		{"spaced.json", "\n  [ {\"topic\":\"orders\",\"partition\":0,\"offset\":5}, {\"topic\":\"orders\",\"partition\":1,\"offset\":0} ]\n", noEpoch},
 	} {
 		got, err := readOffsetFile("--input-json", writeTemp(t, tc.name, tc.content))
@@ -41,7 +43,9 @@ func TestReadOffsetFile(t *testing.T) {
 		{"negative.json", `[{"topic":"a","partition":0,"offset":-1}]`, "offset -1 is negative"},
 		{"twice.csv", "a,0,1\na,0,2\n", "entry 2: a/0 appears twice"},
 		{"words.csv", "topic,partition,offset\na,zero,1\n", `line 2: partition "zero" is not a number`},
-		{"column.csv", "topic,partition,offset,group\na,0,1,g\n", `unknown column "group"`},
+		{"column.csv", "topic,partition,offset,owner\na,0,1,g\n", `unknown column "owner"`},
+		{"both.json", `[{"topic":"a","partition":0,"offset":1,"new_offset":2}]`, "both offset and new_offset"},
+		{"both.csv", "topic,partition,offset,new_offset\na,0,1,2\n", `column "offset" appears twice`},
 		{"nooffset.csv", "topic,partition\na,0\n", `column "offset" is missing`},
 		{"notopic.csv", ",0,1\n", "empty topic"},
 	} {

@@ -32,12 +32,14 @@ Targets:
   --by-duration D       the first offset at or after now minus D (Go
                         duration 36h30m, or ISO 8601 P1DT12H)
   --shift-by N          the committed offset plus N (N may be negative)
-  --from-file F         the offsets in F: JSON or CSV from "offsets get", or
-                        Kafka's topic,partition,offset lines`,
+  --from-file F         the offsets in F: JSON or CSV from "offsets get" or
+                        from a dry run (its new_offset), or Kafka's
+                        topic,partition,offset lines`,
 		examples: "  broker groups reset-offsets --group billing --topic orders --to-earliest\n" +
 			"  broker groups reset-offsets --group billing --topic orders:3 --shift-by 1 --execute   # skip a poison message\n" +
 			"  broker groups reset-offsets --group billing --all-topics --by-duration 24h --execute   # re-process a day\n" +
-			"  broker groups reset-offsets --group billing --from-file billing.json --execute",
+			"  broker groups reset-offsets --group billing --topic orders --to-latest --output json > plan.json   # review, then:\n" +
+			"  broker groups reset-offsets --group billing --from-file plan.json --execute",
 		read:  true,
 		setup: setupReset,
 	})

@@ -46,15 +46,15 @@ func setupGroupsDescribe(fs *flagSet) action {
 		if err := checkDescribeFlags(groups, *all, &v, inv.common.output); err != nil {
 			return err
 		}
+		listed, err := inv.listGroups(nil)
+		if err != nil {
+			return err
+		}
 		names := []string(groups)
 		if *all {
-			listed, err := inv.listGroups(nil)
-			if err != nil {
-				return err
-			}
 			names = listed.Groups()
 		}
-		infos, failed, err := inv.describeGroups(names)
+		infos, failed, err := inv.describeGroups(names, listed)
 		if err != nil {
 			return err
 		}

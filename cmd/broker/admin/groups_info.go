@@ -29,16 +29,12 @@ type groupInfo struct {
 
 // describeGroups describes groups with their lag: DescribeGroups and
 // OffsetFetch through kadm.Lag, and ConsumerGroupDescribe for the groups
-// ListGroups types as KIP-848 consumer groups. Groups that could not be
+// listed (ListGroups) as KIP-848 consumer groups. Groups that could not be
 // described are left out and returned as failures (errNoSuchGroup for an
 // unknown one).
-func (inv *invocation) describeGroups(names []string) ([]groupInfo, []error, error) {
+func (inv *invocation) describeGroups(names []string, listed kadm.ListedGroups) ([]groupInfo, []error, error) {
 	if len(names) == 0 {
 		return nil, nil, nil // kadm would describe every group
-	}
-	listed, err := inv.listGroups(nil)
-	if err != nil {
-		return nil, nil, err
 	}
 	lags, err := inv.adm.Lag(inv.ctx, names...)
 	if err != nil {

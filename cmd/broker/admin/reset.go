@@ -169,7 +169,11 @@ func (inv *invocation) reset(r *resetRequest) error {
 // overwrite the new offsets with its own next commit. A group the cluster
 // does not know yet is fine: the commit creates it, as Kafka allows.
 func (inv *invocation) checkInactive(group string) error {
-	infos, failed, err := inv.describeGroups([]string{group})
+	listed, err := inv.listGroups(nil)
+	if err != nil {
+		return err
+	}
+	infos, failed, err := inv.describeGroups([]string{group}, listed)
 	switch {
 	case err != nil:
 		return err

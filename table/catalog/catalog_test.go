@@ -46,7 +46,7 @@ func closeCatalog(t *testing.T, cat icebergcatalog.Catalog) {
 }
 
 // rows builds an Arrow table of the events schema with ids[i] and names[i].
-func rows(t *testing.T, ids []int64, names []string) arrow.Table {
+func rows(t testing.TB, ids []int64, names []string) arrow.Table {
 	t.Helper()
 	sc, err := table.SchemaToArrowSchema(events, nil, false, false)
 	if err != nil {

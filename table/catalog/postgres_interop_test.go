@@ -55,3 +55,9 @@ func TestInteropPostgresCatalogUnreachable(t *testing.T) {
 		t.Fatalf("Open(unreachable) = %v, want an error naming --table-catalog without the password", err)
 	}
 }
+
+// BenchmarkInteropPostgresAppendCommit is BenchmarkAppendCommit on the SQL
+// catalog on a real PostgreSQL.
+func BenchmarkInteropPostgresAppendCommit(b *testing.B) {
+	benchAppendCommit(b, pgtest.Start(b), catalog.Options{DataDir: b.TempDir()})
+}

@@ -32,6 +32,7 @@ type Snapshot struct {
 	// PUT count covers every byte it produced.
 	UploadPending float64
 	Table         map[string]float64 // every sediment_table_* sample, by name{labels}
+	FetchReads    map[string]float64 // sediment_fetch_reads_total by source (where fetches were served from)
 }
 
 // scraper reads a Prometheus endpoint (and /proc for a local pid).
@@ -78,7 +79,7 @@ func parseMetrics(r io.Reader) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	snap := Snapshot{At: time.Now(), Table: map[string]float64{}}
+	snap := Snapshot{At: time.Now(), Table: map[string]float64{}, FetchReads: map[string]float64{}}
 	snap.CPUSeconds = sum(fams["process_cpu_seconds_total"], nil)
 	snap.RSSBytes = sum(fams["process_resident_memory_bytes"], nil)
 	snap.Fsyncs = sum(fams["sediment_wal_fsyncs_total"], nil)
@@ -89,6 +90,13 @@ func parseMetrics(r io.Reader) (Snapshot, error) {
 	objBytes := fams["sediment_objectstore_bytes_total"]
 	snap.ObjBytesOut = sum(objBytes, func(l map[string]string) bool { return l["direction"] == "out" })
 	snap.ObjBytesIn = sum(objBytes, func(l map[string]string) bool { return l["direction"] == "in" })
+	for _, m := range fams["sediment_fetch_reads_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "source" {
+				snap.FetchReads[l.GetValue()] += value(m)
+			}
+		}
+	}
 	for name, f := range fams {
 		if strings.HasPrefix(name, "sediment_table_") {
 			for _, m := range f.GetMetric() {

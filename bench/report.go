@@ -141,11 +141,11 @@ func writeBroker(b *strings.Builder, res *Results) {
 			continue
 		}
 		if !header {
-			b.WriteString("\nFrom the broker's /metrics:\n\n| target | CPU s per GB | peak RSS | fsyncs/s | object PUTs per GB written | object GETs per GB read |\n|---|---|---|---|---|---|\n")
+			b.WriteString("\nFrom the broker's /metrics:\n\n| target | CPU s per GB | peak RSS | fsyncs/s | object PUTs per GB written | object GETs per GB read | fetches served from |\n|---|---|---|---|---|---|---|\n")
 			header = true
 		}
-		fmt.Fprintf(b, "| %s | %.1f | %s | %.1f | %.1f | %.1f |\n", t.Target, f.CPUSecondsPerGB,
-			humanize.IBytes(uint64(f.PeakRSSBytes)), f.FsyncsPerSec, f.PutsPerGB, f.GetsPerGB)
+		fmt.Fprintf(b, "| %s | %.1f | %s | %.1f | %.1f | %.1f | %s |\n", t.Target, f.CPUSecondsPerGB,
+			humanize.IBytes(uint64(f.PeakRSSBytes)), f.FsyncsPerSec, f.PutsPerGB, f.GetsPerGB, sources(f.FetchReads))
 	}
 	for _, t := range res.Targets {
 		if t.Broker == nil || len(t.Broker.TableMetricsLast) == 0 {
@@ -218,4 +218,23 @@ func writeNotes(b *strings.Builder, res *Results) {
 	for _, n := range notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
+}
+
+// sources formats fetch reads by source as shares: "memory 97%, object 3%".
+func sources(reads map[string]float64) string {
+	var total float64
+	keys := make([]string, 0, len(reads))
+	for k, v := range reads {
+		total += v
+		keys = append(keys, k)
+	}
+	if total == 0 {
+		return "—"
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*reads[k]/total))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -71,6 +71,10 @@ type BrokerFigure struct {
 	ObjectBytesIn    float64            `json:"object_bytes_in"`
 	WallSeconds      float64            `json:"wall_seconds"`
 	TableMetricsLast map[string]float64 `json:"table_metrics,omitempty"` // sediment_table_* at the end
+	// FetchReads counts the partition reads that served fetches, by
+	// where the data came from (memory, wal, object): whether consumers
+	// read from the tail or from the bucket.
+	FetchReads map[string]float64 `json:"fetch_reads_by_source,omitempty"`
 	// TableLag is the sum of the sediment_table_*lag* samples at the end
 	// of the last round: how far the tables trail the topics.
 	TableLag float64 `json:"table_lag,omitempty"`
@@ -138,6 +142,7 @@ type brokerSums struct {
 	bytesOut, bytesIn, wall float64
 	peak                    float64
 	table                   map[string]float64
+	fetchReads              map[string]float64
 }
 
 func (b *brokerSums) add(r *roundResult) {
@@ -156,12 +161,19 @@ func (b *brokerSums) add(r *roundResult) {
 	if len(r.after.Table) > 0 {
 		b.table = r.after.Table
 	}
+	for src, n := range r.after.FetchReads {
+		if b.fetchReads == nil {
+			b.fetchReads = map[string]float64{}
+		}
+		b.fetchReads[src] += n - r.before.FetchReads[src]
+	}
 }
 
 func (b *brokerSums) figure(tr TargetResult) *BrokerFigure {
 	f := &BrokerFigure{CPUSeconds: b.cpu, PeakRSSBytes: b.peak, Puts: b.puts, Gets: b.gets,
 		ObjectBytesOut: b.bytesOut, ObjectBytesIn: b.bytesIn, WallSeconds: b.wall, TableMetricsLast: b.table}
 	f.TableLag = tableLag(b.table)
+	f.FetchReads = b.fetchReads
 	producedGB := float64(tr.Produce.Bytes) / 1e9
 	if all := float64(totalBytes(tr.Produce, tr.Produced)) / 1e9; all > 0 {
 		producedGB = all

@@ -143,6 +143,9 @@ sediment_objectstore_requests_total{backend="localfs",op="put",outcome="ok"} 7
 sediment_objectstore_requests_total{backend="localfs",op="get_range",outcome="ok"} 3
 sediment_objectstore_requests_total{backend="localfs",op="get",outcome="ok"} 2
 sediment_objectstore_requests_total{backend="localfs",op="list",outcome="ok"} 9
+# TYPE sediment_fetch_reads_total counter
+sediment_fetch_reads_total{source="memory"} 90
+sediment_fetch_reads_total{source="object"} 10
 # TYPE sediment_table_lag_records gauge
 sediment_table_lag_records{topic="t"} 17
 `
@@ -150,7 +153,8 @@ sediment_table_lag_records{topic="t"} 17
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.CPUSeconds != 12.5 || s.Fsyncs != 40 || s.Puts != 7 || s.Gets != 5 || s.Table[`sediment_table_lag_records{topic="t"}`] != 17 {
+	if s.CPUSeconds != 12.5 || s.Fsyncs != 40 || s.Puts != 7 || s.Gets != 5 || s.Table[`sediment_table_lag_records{topic="t"}`] != 17 ||
+		s.FetchReads["memory"] != 90 || s.FetchReads["object"] != 10 || sources(s.FetchReads) != "memory 90%, object 10%" {
 		t.Errorf("snapshot: %+v", s)
 	}
 	if _, err := parseMetrics(strings.NewReader("garbage{ 1\n")); err == nil {

@@ -57,6 +57,14 @@ func adminGoldenSuite(t *testing.T, c *adminCluster) {
 	c.runGolden(t, "groups-describe-missing", "groups", "describe", "--group", "nobody")
 	c.runGolden(t, "offsets-get-missing", "offsets", "get", "--group", "nobody", "--output", "json")
 
+	dir := t.TempDir()
+	c.tokens[dir] = "<dir>"
+	export := writeFile(t, dir, "billing.json", c.must(t, "offsets", "get", "--group", "billing", "--output", "json"))
+	c.runGolden(t, "offsets-commit", "offsets", "commit", "--group", "copy", "--input-json", export)
+	c.runGolden(t, "groups-delete-offsets", "groups", "delete-offsets", "--group", "copy", "--topic", "orders:1")
+	c.runGolden(t, "groups-delete", "groups", "delete", "--group", "copy")
+	c.runGolden(t, "groups-delete-active", "groups", "delete", "--group", "audit")
+
 	c.must(t, "topics", "create", "--topic", "scratch", "--partitions", "1")
 	c.runGolden(t, "topics-alter-config", "topics", "alter-config", "--topic", "scratch", "--set", "retention.ms=3600000", "--partitions", "2")
 	c.runGolden(t, "topics-describe-altered", "topics", "describe", "--topic", "scratch")

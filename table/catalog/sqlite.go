@@ -39,13 +39,10 @@ func sqlitePath(u *url.URL) (string, error) {
 // the busy timeout, so two writers queue instead of failing on a lock
 // upgrade.
 func openSQLite(ctx context.Context, path, loc string, props iceberg.Properties) (icebergcatalog.Catalog, error) {
-	if strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("catalog: sqlite file %q: the name may not contain ? or #", path)
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("catalog: sqlite: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	dsn := "file:" + uriPathEscaper.Replace(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: sqlite %s: %w", path, err)
@@ -56,6 +53,10 @@ func openSQLite(ctx context.Context, path, loc string, props iceberg.Properties)
 	}
 	return cat, nil
 }
+
+// uriPathEscaper escapes what SQLite's URI file names give a meaning to:
+// the name is decoded (%HH) and ends at ? or #.
+var uriPathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // sqlCatalog is iceberg-go's SQL catalog together with the database handle
 // it runs on, which Close releases too.

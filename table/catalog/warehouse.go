@@ -37,7 +37,8 @@ func Warehouse(opts Options) (location string, props iceberg.Properties, err err
 		if opts.DataDir == "" {
 			return "", nil, errors.New("catalog: warehouse: no --object-store and no --data-dir")
 		}
-		raw = "file://" + filepath.Join(opts.DataDir, "objects")
+		// The folder as it is: written into a URL, a % or # in it would mean something else.
+		return fileWarehouse(filepath.Join(opts.DataDir, "objects"))
 	}
 	if err := storeurl.Validate(raw); err != nil {
 		return "", nil, fmt.Errorf("catalog: warehouse: --object-store: %w", err)
@@ -48,7 +49,7 @@ func Warehouse(opts Options) (location string, props iceberg.Properties, err err
 	}
 	switch u.Scheme {
 	case "file":
-		return fileWarehouse(u)
+		return fileWarehouse(u.Host + u.Path)
 	case "s3":
 		return s3Warehouse(u)
 	case "minio":
@@ -57,10 +58,10 @@ func Warehouse(opts Options) (location string, props iceberg.Properties, err err
 	return "", nil, fmt.Errorf("catalog: warehouse: --object-store scheme %q has no Iceberg file IO", u.Scheme)
 }
 
-// fileWarehouse is the warehouse in a local bucket folder; a relative
-// folder is made absolute, as Iceberg locations must be.
-func fileWarehouse(u *url.URL) (string, iceberg.Properties, error) {
-	dir, err := filepath.Abs(filepath.Join(u.Host+u.Path, warehouseDir))
+// fileWarehouse is the warehouse in the local bucket folder bucket; a
+// relative folder is made absolute, as Iceberg locations must be.
+func fileWarehouse(bucket string) (string, iceberg.Properties, error) {
+	dir, err := filepath.Abs(filepath.Join(bucket, warehouseDir))
 	if err != nil {
 		return "", nil, fmt.Errorf("catalog: warehouse: %w", err)
 	}

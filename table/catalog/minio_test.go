@@ -12,6 +12,7 @@ import (
 
 	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
 	"github.com/sediment-io/sediment/table/catalog"
+	"github.com/sediment-io/sediment/table/catalog/resttest"
 )
 
 // TestMinIOWarehouse writes a table whose files live in a real MinIO under
@@ -45,23 +46,52 @@ func TestMinIOWarehouse(t *testing.T) {
 			if want := loc + "/sediment.db/orders"; tableLoc != want {
 				t.Errorf("table location %q, want %q", tableLoc, want)
 			}
-			keys := listKeys(t, srv, tc.bucket)
-			var parquet, metadata int
-			for _, k := range keys {
-				if !strings.HasPrefix(k, prefix+"/tables/sediment.db/orders/") {
-					t.Errorf("object %s is outside %s/tables/sediment.db/orders/", k, prefix)
-				}
-				switch {
-				case strings.HasSuffix(k, ".parquet"):
-					parquet++
-				case strings.HasSuffix(k, ".metadata.json"):
-					metadata++
-				}
-			}
-			if parquet == 0 || metadata == 0 {
-				t.Errorf("MinIO holds %d Parquet and %d metadata files, want some of each: %v", parquet, metadata, keys)
-			}
+			checkMinIOKeys(t, srv, tc.bucket, prefix)
 		})
+	}
+}
+
+// TestMinIOWarehouseREST: through a REST catalog, the client writes the
+// data files into the broker's MinIO warehouse (the namespace location the
+// broker gives) with the warehouse's IO properties.
+func TestMinIOWarehouseREST(t *testing.T) {
+	srv := miniotest.Shared(t)
+	srv.CreateBucket(t, "wh-rest")
+	opts := catalog.Options{DataDir: t.TempDir(), ObjectStoreURL: srv.S3URL("wh-rest", "c")}
+	_, props, err := catalog.Warehouse(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := "rest+" + resttest.StartWithIO(t, "cat", "", props).URL
+	cat, err := catalog.Open(context.Background(), raw, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc := roundTrip(t, cat, func() icebergcatalog.Catalog { return openCatalog(t, raw, opts) }); loc != "s3://wh-rest/c/tables/sediment.db/orders" {
+		t.Errorf("table location %q, want s3://wh-rest/c/tables/sediment.db/orders", loc)
+	}
+	checkMinIOKeys(t, srv, "wh-rest", "c")
+}
+
+// checkMinIOKeys checks that bucket holds the files of table orders, and
+// only those, under prefix/tables/sediment.db/orders/.
+func checkMinIOKeys(t *testing.T, srv *miniotest.Server, bucket, prefix string) {
+	t.Helper()
+	keys := listKeys(t, srv, bucket)
+	var parquet, metadata int
+	for _, k := range keys {
+		if !strings.HasPrefix(k, prefix+"/tables/sediment.db/orders/") {
+			t.Errorf("object %s is outside %s/tables/sediment.db/orders/", k, prefix)
+		}
+		switch {
+		case strings.HasSuffix(k, ".parquet"):
+			parquet++
+		case strings.HasSuffix(k, ".metadata.json"):
+			metadata++
+		}
+	}
+	if parquet == 0 || metadata == 0 {
+		t.Errorf("MinIO holds %d Parquet and %d metadata files, want some of each: %v", parquet, metadata, keys)
 	}
 }
 

@@ -43,12 +43,24 @@ type Server struct {
 // /v1/oauth/tokens.
 func Start(t testing.TB, prefix, token string) *Server {
 	t.Helper()
+	return StartWithIO(t, prefix, token, nil)
+}
+
+// StartWithIO is Start whose server reaches table files with the
+// iceberg-go IO properties io (such as s3.endpoint and credentials), as a
+// REST catalog configured for its object store does.
+func StartWithIO(t testing.TB, prefix, token string, io iceberg.Properties) *Server {
+	t.Helper()
+	props := iceberg.Properties{"warehouse": "file://" + t.TempDir()}
+	for k, v := range io {
+		props[k] = v
+	}
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "rest.db")+"?_pragma=busy_timeout(10000)&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	backing, err := sqlcat.NewCatalog("rest", db, sqlcat.SQLite, iceberg.Properties{"warehouse": "file://" + t.TempDir()})
+	backing, err := sqlcat.NewCatalog("rest", db, sqlcat.SQLite, props)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,16 +81,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	res.Loopback = lb
 	say(cfg.Progress, "loopback TCP ceiling: %.0f MB/s", lb.MBPerSec)
 	if cfg.MinIO {
-		m, err := startMinIO(ctx)
+		stop, err := attachMinIO(ctx, &cfg)
 		if err != nil {
 			return nil, err
 		}
-		defer m.stop()
-		for i := range cfg.Targets {
-			cfg.Targets[i].Sediment.ObjectStore = m.objectStore()
-			cfg.Targets[i].Sediment.Env = append(cfg.Targets[i].Sediment.Env, m.env()...)
-		}
-		say(cfg.Progress, "MinIO on %s, bucket %s", m.srv.Addr, minioBucket)
+		defer stop()
 	}
 	targets, err := launchAll(ctx, cfg)
 	if err != nil {
@@ -114,6 +109,22 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	return res, incomplete(res)
 }
 
+// attachMinIO starts a MinIO server and points the launched Sediment at a
+// bucket on it; stop stops the server (after the brokers).
+func attachMinIO(ctx context.Context, cfg *Config) (stop func() error, err error) {
+	m, err := startMinIO(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Targets {
+		cfg.Targets[i].Sediment.ObjectStore = m.objectStore()
+		cfg.Targets[i].Sediment.Env = append(cfg.Targets[i].Sediment.Env, m.env()...)
+	}
+	say(cfg.Progress, "MinIO on %s, bucket %s", m.srv.Addr, minioBucket)
+	return m.stop, nil
+}
+
+// launchAll starts every target; a broker's log goes to OUT/broker-N.log.
 func launchAll(ctx context.Context, cfg Config) ([]Target, error) {
 	var targets []Target
 	for i, spec := range cfg.Targets {

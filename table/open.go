@@ -59,11 +59,11 @@ func (w *worker) loadOrCreate(ctx context.Context) (*itable.Table, error) {
 	}
 	schema, err := initialSchema(w.cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errConfig, err)
 	}
 	spec, err := partitionSpec(w.cfg.PartitionBy, schema)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errConfig, err)
 	}
 	props := iceberg.Properties{
 		itable.WriteTargetFileSizeBytesKey: strconv.Itoa(TargetFileBytes),

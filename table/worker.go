@@ -38,8 +38,13 @@ type worker struct {
 // readBytes bounds one partition read.
 const readBytes = 1 << 20
 
-// errStopped ends a worker under sediment.table.errors=stop.
-var errStopped = errors.New("table: converter stopped by sediment.table.errors=stop")
+// errStopped ends a worker under sediment.table.errors=stop; errConfig
+// ends it when its configs cannot make a table (a changed config restarts
+// it).
+var (
+	errStopped = errors.New("table: converter stopped by sediment.table.errors=stop")
+	errConfig  = errors.New("table: the topic's sediment.table.* configs cannot make a table")
+)
 
 // run converts until ctx ends, reopening the table after failures.
 func (w *worker) run(ctx context.Context) {
@@ -53,7 +58,7 @@ func (w *worker) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, errStopped) {
+		if errors.Is(err, errStopped) || errors.Is(err, errConfig) {
 			w.log.Error("table converter stopped", "table", w.name, "err", err)
 			w.stats.setState("stopped", err.Error())
 			<-ctx.Done()

@@ -180,3 +180,18 @@ func TestTableTopicRecreated(t *testing.T) {
 		t.Fatalf("rows (offset:n) %v", got)
 	}
 }
+
+// TestTableBadPartitionColumn: partitioning by a value column the table
+// does not have (no sediment.table.schema) stops the converter with a
+// status saying why; the topic keeps working.
+func TestTableBadPartitionColumn(t *testing.T) {
+	tb := startTestBroker(t, "")
+	createTableTopic(t, tb.addr, "nocol", 1, map[string]string{"sediment.table.partition-by": "bucket(4, id)"})
+	produceValues(t, tb.addr, "nocol", 1, []string{`{"id":1}`})
+	st := waitStatus(t, tb, "nocol", func(st map[string]string) bool {
+		return strings.HasPrefix(st["sediment.table.status.state"], "stopped")
+	})
+	if !strings.Contains(st["sediment.table.status.state"], "needs sediment.table.schema") {
+		t.Fatalf("state %q does not say why", st["sediment.table.status.state"])
+	}
+}

@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	miniogo "github.com/minio/minio-go/v7"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
 )
 
 // backgroundProducer produces {"n":i} JSON records in batches until
@@ -88,7 +91,7 @@ func waitMetric(t *testing.T, p *brokerProc, min float64, name string, labels ..
 // checkTableMatchesTopic stops nothing: with the broker down, it reads the
 // table through the catalog, with the broker up the topic, and requires the
 // table to hold every record of the topic exactly once, value for value.
-func checkTableMatchesTopic(t *testing.T, p *brokerProc, topic string) {
+func checkTableMatchesTopic(t *testing.T, p *brokerProc, topic, storeURL string) {
 	t.Helper()
 	log := readTopic(t, p.addr, topic)
 	total := 0
@@ -99,7 +102,7 @@ func checkTableMatchesTopic(t *testing.T, p *brokerProc, topic string) {
 	if err := p.terminate(); err != nil {
 		t.Fatalf("graceful shutdown: %v\n%s", err, p.logs.String())
 	}
-	rows := scanTable(t, openCatalog(t, p.dataDir, ""), topic)
+	rows := scanTable(t, openCatalog(t, p.dataDir, storeURL), topic)
 	if len(rows) != total {
 		t.Fatalf("the table holds %d rows, the topic %d records", len(rows), total)
 	}
@@ -142,7 +145,7 @@ func TestTableCrashMidConversion(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	bp.stop()
-	checkTableMatchesTopic(t, p, "stream")
+	checkTableMatchesTopic(t, p, "stream", "")
 }
 
 // TestTableCrashBeforeCatalogCommit kills the broker (through the crash
@@ -151,8 +154,26 @@ func TestTableCrashMidConversion(t *testing.T) {
 // the unreferenced Parquet file is deleted.
 func TestTableCrashBeforeCatalogCommit(t *testing.T) {
 	dir := t.TempDir()
+	crashBeforeCommit(t, dir, "", nil, func() int { return len(parquetFiles(t, dir)) })
+}
+
+// TestTableCrashBeforeCatalogCommitMinIO is the same with the object store
+// and the warehouse on a real MinIO.
+func TestTableCrashBeforeCatalogCommitMinIO(t *testing.T) {
+	srv := miniotest.Shared(t)
+	store, bucket := minioStore(t, srv, "s3", "crash")
+	for k, v := range envMap(srv.Env()) {
+		t.Setenv(k, v)
+	}
+	crashBeforeCommit(t, t.TempDir(), store[1], store, func() int {
+		return countObjectsWithSuffix(t, srv, bucket, "crash/tables/", ".parquet")
+	})
+}
+
+func crashBeforeCommit(t *testing.T, dir, storeURL string, flags []string, parquet func() int) {
+	t.Helper()
 	crash := []string{"SEDIMENT_TEST_CRASH_BEFORE_TABLE_COMMIT=2"}
-	p := startProc(t, dir, "", crash)
+	p := startProc(t, dir, "", crash, flags...)
 	createTableTopic(t, p.addr, "seam", 2, nil)
 	produceValues(t, p.addr, "seam", 2, numbered(0, 500))
 	waitMetric(t, p, 1, "sediment_table_commits_total", `table="seam"`)
@@ -160,18 +181,35 @@ func TestTableCrashBeforeCatalogCommit(t *testing.T) {
 	if err := p.wait(); err == nil || !strings.Contains(p.logs.String(), "SEDIMENT_TEST_CRASH_BEFORE_TABLE_COMMIT") {
 		t.Fatalf("the broker did not crash at the seam: %v\n%s", err, p.logs.String())
 	}
-	before := parquetFiles(t, dir)
-	referenced := tableDataFiles(t, openCatalog(t, dir, ""), "seam")
-	if len(before) <= len(referenced) {
-		t.Fatalf("%d Parquet files, %d referenced: the crash left no orphan", len(before), len(referenced))
+	referenced := tableDataFiles(t, openCatalog(t, dir, storeURL), "seam")
+	if before := parquet(); before <= len(referenced) {
+		t.Fatalf("%d Parquet files, %d referenced: the crash left no orphan", before, len(referenced))
 	}
-	p = startProc(t, dir, p.addr, nil, "--table-orphan-grace", "1ms")
+	p = startProc(t, dir, p.addr, nil, append(flags, "--table-orphan-grace", "1ms")...)
 	waitMetric(t, p, 1, "sediment_table_orphan_files_deleted_total", `table="seam"`)
-	checkTableMatchesTopic(t, p, "seam")
-	after := parquetFiles(t, dir)
-	if got := tableDataFiles(t, openCatalog(t, dir, ""), "seam"); len(after) != len(got) {
-		t.Fatalf("%d Parquet files on disk, %d referenced by the table", len(after), len(got))
+	checkTableMatchesTopic(t, p, "seam", storeURL)
+	if after, got := parquet(), tableDataFiles(t, openCatalog(t, dir, storeURL), "seam"); after != len(got) {
+		t.Fatalf("%d Parquet files in the warehouse, %d referenced by the table", after, len(got))
 	}
+}
+
+// countObjectsWithSuffix counts the objects under prefix ending in suffix.
+func countObjectsWithSuffix(t *testing.T, srv *miniotest.Server, bucket, prefix, suffix string) int {
+	t.Helper()
+	client, err := srv.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for o := range client.ListObjectsIter(t.Context(), bucket, miniogo.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			t.Fatalf("list %s/%s: %v", bucket, prefix, o.Err)
+		}
+		if strings.HasSuffix(o.Key, suffix) {
+			n++
+		}
+	}
+	return n
 }
 
 func numbered(from, to int) []string {

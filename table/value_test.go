@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-func mustSchema(t *testing.T, cfg Config) *iceberg.Schema {
+func mustSchema(t testing.TB, cfg Config) *iceberg.Schema {
 	t.Helper()
 	s, err := initialSchema(cfg)
 	if err != nil {
@@ -149,4 +149,33 @@ func TestInitialSchemaRejectsUnsupported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Fatalf("error %v, want not supported", err)
 	}
+}
+
+// FuzzConvertJSON: any record value either converts or is rejected as
+// unconvertible; nothing panics, whatever the schema mode.
+func FuzzConvertJSON(f *testing.F) {
+	for _, s := range []string{`{"id":1,"at":"2020-01-01T00:00:00Z","tags":["a"],"in":{"x":1.5}}`, `{"a":{"b":[{"c":null}]}}`,
+		`{"id":"x"}`, `[]`, `{"a":1e400}`, `{"":{}}`} {
+		f.Add([]byte(s))
+	}
+	typed := dataStruct(mustSchema(f, Config{Format: "json", Schema: typedSchema}))
+	inferred := dataStruct(mustSchema(f, Config{Format: "json"}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj, err := parseJSONObject(data)
+		if err != nil {
+			if !errors.Is(err, ErrUnconvertible) {
+				t.Fatalf("error %v is not ErrUnconvertible", err)
+			}
+			return
+		}
+		for _, c := range []struct {
+			st    *iceberg.StructType
+			infer bool
+		}{{typed, false}, {inferred, true}} {
+			conv := converter{infer: c.infer}
+			if _, err := conv.structValue(nil, c.st, obj); err != nil && !errors.Is(err, ErrUnconvertible) {
+				t.Fatalf("error %v is not ErrUnconvertible", err)
+			}
+		}
+	})
 }

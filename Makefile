@@ -51,6 +51,8 @@ fuzz-smoke:
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
+	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzDecodeRecords -fuzztime $(FUZZTIME)
+	$(GO) test ./table/ -run '^$$' -fuzz FuzzConvertJSON -fuzztime $(FUZZTIME)
 
 # The benchmark suite (bench/README.md): one workload, reports in
 # bench/out/NAME. make bench WORKLOAD=bench/workloads/catch-up-read.yaml

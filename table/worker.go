@@ -128,7 +128,8 @@ func (w *worker) untilCommit() time.Duration {
 	return max(time.Until(w.lastCommit.Add(w.cfg.CommitInterval)), time.Millisecond)
 }
 
-// maybeCommit commits when due (or when force is set and rows wait).
+// maybeCommit commits what is pending when the commit interval has passed,
+// or at once when full (the buffer reached sediment.table.commit.bytes).
 func (w *worker) maybeCommit(ctx context.Context, full bool) error {
 	if !w.pending() {
 		return nil

@@ -146,7 +146,7 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	b.srv = protocol.NewServer(protocol.Config{ // the server closes groups
 		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
 		MaxRequestBytes: int32(cfg.MaxRequestBytes), Logger: logger, Registry: reg, Groups: groups,
-		TableStatus: b.tables.conv.StatusEntries,
+		TableStatus: b.tables.statusEntries,
 	}, b.log, b.meta)
 	go func() { b.serveErr <- b.srv.Serve(b.ln) }()
 	return nil

@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	icebergcatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,31 +21,126 @@ import (
 )
 
 // tableConverter is the table topics' converter and the catalog it commits
-// to.
+// to. A catalog that cannot be reached when the broker starts does not stop
+// the broker: table topics wait (their status says why) while it is tried
+// again in the background, and Kafka is served all along.
 type tableConverter struct {
-	cat  icebergcatalog.Catalog
-	conv *table.Converter
+	cancel  context.CancelFunc
+	done    chan struct{}
+	isTable func(topic string) bool
+
+	mu      sync.Mutex // guards the fields below
+	cat     icebergcatalog.Catalog
+	conv    *table.Converter
+	waitErr error // why the catalog is not open yet
 }
 
+// catalogRetry is the pause between attempts to open an unreachable
+// --table-catalog.
+var catalogRetry = 5 * time.Second
+
 // startTables opens the --table-catalog and starts the converter of table
-// topics.
+// topics. Only a --table-catalog value that can never work fails start-up.
 func (b *broker) startTables(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg *prometheus.Registry) error {
-	cat, err := catalog.Open(ctx, cfg.TableCatalog, catalog.Options{DataDir: cfg.DataDir, ObjectStoreURL: cfg.ObjectStore})
-	if err != nil {
-		return fmt.Errorf("--table-catalog: %w", err)
+	open := func(ctx context.Context) (icebergcatalog.Catalog, error) {
+		return catalog.Open(ctx, cfg.TableCatalog, catalog.Options{DataDir: cfg.DataDir, ObjectStoreURL: cfg.ObjectStore})
 	}
-	conv := table.Start(table.Options{Log: b.log, Catalog: cat, Logger: logger, Registry: reg,
-		OrphanGrace: cfg.TableOrphans, BeforeCommit: crashBeforeTableCommit()})
-	b.tables = &tableConverter{cat: cat, conv: conv}
+	start := func(cat icebergcatalog.Catalog) *table.Converter {
+		return table.Start(table.Options{Log: b.log, Catalog: cat, Logger: logger, Registry: reg,
+			OrphanGrace: cfg.TableOrphans, BeforeCommit: crashBeforeTableCommit()})
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cat, err := open(octx)
+	cancel()
+	if errors.Is(err, catalog.ErrBadURL) {
+		return err
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	t := &tableConverter{cancel: stop, done: make(chan struct{}), isTable: func(name string) bool {
+		tp, ok := b.log.Topic(name)
+		return ok && table.ConfigOf(tp.Configs()).Enable
+	}}
+	b.tables = t
+	if err == nil {
+		t.cat, t.conv = cat, start(cat)
+		close(t.done)
+		return nil
+	}
+	logger.Warn("table catalog unreachable: table topics wait for it, Kafka is served meanwhile", "err", err, "retry", catalogRetry)
+	t.waitErr = err
+	go pprof.Do(rctx, pprof.Labels("sediment", "table-catalog-open"), func(ctx context.Context) {
+		defer close(t.done)
+		t.openLater(ctx, open, start, logger)
+	})
 	return nil
 }
 
+// openLater tries the catalog every catalogRetry until it opens, then
+// starts the converter.
+func (t *tableConverter) openLater(ctx context.Context, open func(context.Context) (icebergcatalog.Catalog, error),
+	start func(icebergcatalog.Catalog) *table.Converter, logger *slog.Logger) {
+	tick := time.NewTicker(catalogRetry)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		cat, err := open(octx)
+		cancel()
+		t.mu.Lock()
+		if err != nil || ctx.Err() != nil {
+			t.waitErr = err
+			t.mu.Unlock()
+			if cat != nil {
+				closeCatalog(cat)
+			}
+			continue
+		}
+		t.cat, t.conv, t.waitErr = cat, start(cat), nil
+		t.mu.Unlock()
+		logger.Info("table catalog open: table topics are converted")
+		return
+	}
+}
+
+// statusEntries are a table topic's sediment.table.status.* entries; while
+// the catalog is not open, a state saying so.
+func (t *tableConverter) statusEntries(topic string) [][2]string {
+	t.mu.Lock()
+	conv, waitErr := t.conv, t.waitErr
+	t.mu.Unlock()
+	if conv != nil {
+		return conv.StatusEntries(topic)
+	}
+	if !t.isTable(topic) {
+		return nil
+	}
+	return [][2]string{{"sediment.table.status.state", "waiting for the table catalog: " + waitErr.Error()}}
+}
+
 func (t *tableConverter) close() error {
+	t.cancel()
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conv == nil {
+		return nil
+	}
 	err := t.conv.Close()
 	if c, ok := t.cat.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}
 	return err
+}
+
+// closeCatalog closes a catalog that will not be used.
+func closeCatalog(cat icebergcatalog.Catalog) {
+	if c, ok := cat.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 // crashBeforeTableCommit is a fault-injection seam for crash tests: with

@@ -89,9 +89,20 @@ func open(ctx context.Context, rawURL string, opts Options, loc string, props ic
 	return nil, badURL(rawURL, "unsupported scheme %q", u.Scheme)
 }
 
+// ErrBadURL marks an Open error caused by the --table-catalog value itself,
+// which no retry can cure, as opposed to a catalog that cannot be reached
+// now: errors.Is(err, ErrBadURL).
+var ErrBadURL = errors.New("catalog: unusable --table-catalog")
+
+// badURLError is a --table-catalog value that cannot be used.
+type badURLError struct{ msg string }
+
+func (e *badURLError) Error() string        { return e.msg }
+func (e *badURLError) Is(target error) bool { return target == ErrBadURL }
+
 // badURL is the error for a --table-catalog value that cannot be used.
 func badURL(rawURL, format string, args ...any) error {
-	return fmt.Errorf("catalog: --table-catalog %s: %s (%s)", redact(rawURL), fmt.Sprintf(format, args...), accepted)
+	return &badURLError{fmt.Sprintf("catalog: --table-catalog %s: %s (%s)", redact(rawURL), fmt.Sprintf(format, args...), accepted)}
 }
 
 // redact quotes rawURL with its password and secret parameters masked, so

@@ -44,6 +44,9 @@ const readBytes = 1 << 20
 var (
 	errStopped = errors.New("table: converter stopped by sediment.table.errors=stop")
 	errConfig  = errors.New("table: the topic's sediment.table.* configs cannot make a table")
+	// errTopicDeleted ends a worker whose topic is gone; the supervisor
+	// forgets it at its next look at the topics.
+	errTopicDeleted = errors.New("table: topic deleted")
 )
 
 // run converts until ctx ends, reopening the table after failures.
@@ -56,6 +59,12 @@ func (w *worker) run(ctx context.Context) {
 			err = w.loop(ctx)
 		}
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errTopicDeleted) {
+			w.log.Info("table topic deleted: its converter stops; the table stays in the catalog", "table", w.name)
+			w.stats.setState("stopped", err.Error())
+			<-ctx.Done()
 			return
 		}
 		if errors.Is(err, errStopped) || errors.Is(err, errConfig) {
@@ -94,6 +103,9 @@ func (w *worker) loop(ctx context.Context) error {
 			p.Notify(wake) // before reading: a later append wakes us
 		}
 		if err := w.convertAvailable(ctx, parts); err != nil {
+			if w.topicGone() {
+				return errTopicDeleted
+			}
 			return err
 		}
 		if err := w.maybeCommit(ctx, false); err != nil {
@@ -109,10 +121,17 @@ func (w *worker) loop(ctx context.Context) error {
 		case <-timer.C:
 		}
 		timer.Stop()
-		if _, ok := w.c.opts.Log.Topic(w.name); !ok {
-			return fmt.Errorf("table %s: topic deleted", w.name)
+		if w.topicGone() {
+			return errTopicDeleted
 		}
 	}
+}
+
+// topicGone says whether the worker's topic was deleted (and perhaps
+// created again under its name: another topic, another worker).
+func (w *worker) topicGone() bool {
+	t, ok := w.c.opts.Log.Topic(w.name)
+	return !ok || t.ID != w.topic.ID
 }
 
 // pending says whether anything awaits a commit: rows, or offsets moved

@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// memberProcessEnv makes the test binary run TestGroupMemberProcess as a
+// memberProcessEnv makes the test binary run runGroupMember (from TestMain) as a
 // group member (its value is a JSON memberSpec).
 const memberProcessEnv = "SEDIMENT_TEST_GROUP_MEMBER"
 
@@ -32,19 +32,16 @@ type memberSpec struct {
 	Pace               time.Duration // pause after each batch, so it is slow
 }
 
-// TestGroupMemberProcess is not a test of its own: TestGroupMemberKilled
-// runs the test binary with -test.run=^TestGroupMemberProcess$ as a group
-// member in a process of its own, which it kills with SIGKILL. It prints,
-// unbuffered, one line per event: ASSIGNED p, REVOKED p, PROCESSED p o,
-// COMMIT p next (before committing) and ACK or NACK (after).
-func TestGroupMemberProcess(t *testing.T) {
-	raw := os.Getenv(memberProcessEnv)
-	if raw == "" {
-		t.Skip("runs only as the member process of TestGroupMemberKilled")
-	}
+// runGroupMember is the group member process of TestGroupMemberKilled,
+// which runs the test binary with memberProcessEnv set (TestMain sends it
+// here) and kills it with SIGKILL. It prints, unbuffered, one line per
+// event: ASSIGNED p, REVOKED p, PROCESSED p o, COMMIT p next (before
+// committing) and ACK or NACK (after). It returns the exit code.
+func runGroupMember(raw string) int {
 	var spec memberSpec
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
+		fmt.Fprintf(os.Stderr, "group member: %s: %v\n", memberProcessEnv, err)
+		return 2
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(os.Stdout, format+"\n", args...) }
 	report := func(what string) func(context.Context, *kgo.Client, map[string][]int32) {
@@ -59,8 +56,10 @@ func TestGroupMemberProcess(t *testing.T) {
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(100*time.Millisecond), kgo.OnPartitionsAssigned(report("ASSIGNED")),
 		kgo.OnPartitionsRevoked(report("REVOKED")), kgo.OnPartitionsLost(report("REVOKED")))
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintf(os.Stderr, "group member: %v\n", err)
+		return 1
 	}
+	defer cl.Close()
 	// The parent kills this process long before; the deadline only keeps
 	// an orphan from living forever.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -84,8 +83,9 @@ func TestGroupMemberProcess(t *testing.T) {
 		} else {
 			say("NACK")
 		}
-		time.Sleep(spec.Pace)
+		time.Sleep(spec.Pace) // the member is slow on purpose: pacing, not a wait
 	}
+	return 0
 }
 
 // memberProc is the parent's view of a member process.
@@ -103,7 +103,7 @@ type memberProc struct {
 func startMemberProc(t *testing.T, spec memberSpec) *memberProc {
 	t.Helper()
 	raw, _ := json.Marshal(spec)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGroupMemberProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), memberProcessEnv+"="+string(raw))
 	out, err := cmd.StdoutPipe()
 	if err != nil {

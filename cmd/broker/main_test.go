@@ -15,5 +15,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SEDIMENT_TEST_BROKER") == "1" {
 		os.Exit(run(os.Args[1:]))
 	}
+	if spec := os.Getenv(memberProcessEnv); spec != "" {
+		os.Exit(runGroupMember(spec))
+	}
 	os.Exit(miniotest.Main(m)) // m.Run, then stop the MinIO server the tests shared
 }

@@ -53,12 +53,16 @@ func testOutage(t *testing.T, durability string) {
 		defer close(produced)
 		producePaced(ctx, cl, "outage", 60_000, 2000, acks)
 	}()
-	time.Sleep(5 * time.Second)
+	waitFor(t, "a first share of the records acknowledged with MinIO up", func() bool {
+		acks.mu.Lock()
+		defer acks.mu.Unlock()
+		return len(acks.acked) >= 10000 // about 5 s at 2,000 records/s
+	})
 	down := time.Now()
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Second)
+	time.Sleep(20 * time.Second) // the outage the scenario specifies, not a wait for a condition
 	t.Logf("before MinIO returns: WAL backlog %v bytes, upload pending %v bytes",
 		p.metric("sediment_wal_backlog_bytes"), p.metric("sediment_upload_pending_bytes"))
 	up := time.Now()

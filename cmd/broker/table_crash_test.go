@@ -141,9 +141,9 @@ func TestTableCrashMidConversion(t *testing.T) {
 	p.kill()
 	acked := bp.acked.Load()
 	p = startProc(t, dir, p.addr, nil)
-	for bp.acked.Load() < acked+1000 && !t.Failed() {
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, "1,000 more records acknowledged after the restart", func() bool {
+		return bp.acked.Load() >= acked+1000 || t.Failed()
+	})
 	bp.stop()
 	checkTableMatchesTopic(t, p, "stream", "")
 }

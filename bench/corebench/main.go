@@ -22,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sediment-io/sediment/bench/internal/probe"
 )
 
 type report struct {
@@ -56,7 +58,7 @@ func main() {
 	defer os.RemoveAll(work)
 	bin, err = buildBroker(ctx, work)
 	check(err)
-	r := report{Machine: machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
+	r := report{Machine: probe.Machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
 	run := func(part string) bool {
 		settle() // earlier parts' dirty pages must not slow this one
 		return *only == "" || *only == part
@@ -91,17 +93,4 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "corebench:", err)
 		os.Exit(1)
 	}
-}
-
-func machine() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	cpus := 0
-	model := ""
-	for _, line := range splitLines(string(b)) {
-		if len(line) > 10 && line[:10] == "model name" {
-			cpus++
-			model = line
-		}
-	}
-	return fmt.Sprintf("%d cpus, %s", cpus, model)
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/bench/internal/probe"
 )
 
 const mib = 1 << 20
@@ -44,7 +46,7 @@ func runThroughput(ctx context.Context, work string, d time.Duration, targets []
 	}
 }
 
-func delta(before, after map[string]float64, key string) float64 { return after[key] - before[key] }
+func delta(before, after probe.Metrics, key string) float64 { return after[key] - before[key] }
 
 func launch(name, dir string, flags ...string) *target {
 	switch name {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +13,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/sediment-io/sediment/bench/internal/probe"
 )
 
 // target is a broker under test.
@@ -26,15 +26,6 @@ type target struct {
 	http  string    // sediment only: metrics address
 	dir   string
 	flags []string
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // launchKfake starts franz-go's in-memory cluster (one broker).
@@ -58,7 +49,7 @@ func launchSediment(bin, dir string, flags ...string) (*target, error) {
 	if extra := os.Getenv("COREBENCH_SEDIMENT_FLAGS"); extra != "" {
 		flags = append(flags, strings.Fields(extra)...)
 	}
-	t := &target{name: "sediment", addr: freeAddr(), http: freeAddr(), dir: dir, flags: flags}
+	t := &target{name: "sediment", addr: probe.FreeAddr(), http: probe.FreeAddr(), dir: dir, flags: flags}
 	return t, t.start()
 }
 
@@ -97,34 +88,8 @@ func (t *target) kill9() {
 	t.proc.Wait()
 }
 
-// metrics scrapes /metrics into name{labels} -> value.
-func (t *target) metrics() map[string]float64 {
-	out := map[string]float64{}
-	if t.http == "" {
-		return out
-	}
-	resp, err := http.Get("http://" + t.http + "/metrics")
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out
-}
+// metrics scrapes the broker's /metrics.
+func (t *target) metrics() probe.Metrics { return probe.Scrape(t.http) }
 
 // peakRSS reads the process's high-water resident set (VmHWM) in bytes.
 func (t *target) peakRSS() int64 {

@@ -14,23 +14,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/bench/internal/probe"
 )
 
 type report struct {
@@ -84,7 +82,7 @@ type broker struct {
 }
 
 func startBroker(bin, dir string) (*broker, error) {
-	b := &broker{addr: freeAddr(), http: freeAddr()}
+	b := &broker{addr: probe.FreeAddr(), http: probe.FreeAddr()}
 	b.proc = exec.Command(bin, "serve", "--listen", b.addr, "--http-listen", b.http, "--data-dir", dir, "--log-level", "warn")
 	b.proc.Stderr = os.Stderr
 	if err := b.proc.Start(); err != nil {
@@ -138,34 +136,11 @@ func (b *broker) createTopic(name string, partitions int32) {
 	check(err)
 }
 
-// metric returns the sum of a metric's samples.
-func (b *broker) metric(name string) float64 {
-	resp, err := http.Get("http://" + b.http + "/metrics")
-	check(err)
-	defer resp.Body.Close()
-	var sum float64
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // running is the broker to stop when the run fails.
 var running *broker
+
+// metric returns the sum of a metric's samples.
+func (b *broker) metric(name string) float64 { return probe.Scrape(b.http).Sum(name) }
 
 func check(err error) {
 	if err != nil {

@@ -70,8 +70,8 @@ func measureProduce(ctx context.Context, b *broker, size int64, f *figure) error
 	written := float64(records * recordSize)
 	f.ProduceMBs = written / mb / elapsed.Seconds()
 	after := b.waitUploaded()
-	puts := sum(after, "sediment_objectstore_requests_total", `op="put"`, `outcome="ok"`) -
-		sum(before, "sediment_objectstore_requests_total", `op="put"`, `outcome="ok"`)
+	puts := after.Sum("sediment_objectstore_requests_total", `op="put"`, `outcome="ok"`) -
+		before.Sum("sediment_objectstore_requests_total", `op="put"`, `outcome="ok"`)
 	f.PutsPerGB = puts / (written / gb)
 	return nil
 }
@@ -88,7 +88,7 @@ func measureCatchUp(ctx context.Context, b *broker, f *figure) error {
 	}
 	end := b.metrics()
 	delta := func(metric string, labels ...string) float64 {
-		return sum(end, metric, labels...) - sum(start, metric, labels...)
+		return end.Sum(metric, labels...) - start.Sum(metric, labels...)
 	}
 	gets := delta("sediment_objectstore_requests_total", `op="get`, `outcome="ok"`)
 	objBytes := delta("sediment_objectstore_bytes_total", `direction="in"`)
@@ -245,7 +245,7 @@ func measureCompacted(ctx context.Context, b *broker) (*catchUp, error) {
 	done := -1.0
 	for i := 0; i < 300; i++ { // up to 5 minutes
 		time.Sleep(2 * time.Second)
-		n := sum(b.metrics(), "sediment_compaction_segments_total")
+		n := b.metrics().Sum("sediment_compaction_segments_total")
 		if n == done && n > 0 {
 			break
 		}
@@ -280,13 +280,13 @@ func measureDrain(ctx context.Context, dir string, srv *miniotest.Server, size i
 	if _, err := produce(ctx, b.addr, size/recordSize); err != nil {
 		return 0, 0, err
 	}
-	backlog := sum(b.metrics(), "sediment_upload_pending_bytes")
+	backlog := b.metrics().Sum("sediment_upload_pending_bytes")
 	start := time.Now()
 	if err := srv.Restart(); err != nil {
 		return 0, 0, err
 	}
 	for i := 0; i < 6000; i++ {
-		if sum(b.metrics(), "sediment_upload_pending_bytes") == 0 {
+		if b.metrics().Sum("sediment_upload_pending_bytes") == 0 {
 			return time.Since(start).Seconds(), backlog, nil
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sediment-io/sediment/bench/internal/probe"
 	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
 )
 
@@ -92,7 +93,7 @@ func main() {
 	check(err)
 	defer srv.Stop()
 	check(createBucket(srv, "bench"))
-	r := report{Machine: machine(), Bytes: *size, Targets: map[string]*figure{}}
+	r := report{Machine: probe.Machine(), Bytes: *size, Targets: map[string]*figure{}}
 	targets := []struct{ name, url string }{
 		{"localfs", ""},
 		{"minio-s3", srv.S3URL("bench", "s3")},

@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sediment-io/sediment/bench/internal/probe"
 )
 
 // bin is the broker binary buildBroker built.
@@ -34,22 +32,13 @@ type broker struct {
 	proc            *exec.Cmd
 }
 
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startBroker starts the broker on dir with flags and env and waits for
 // /readyz.
 func startBroker(dir string, env []string, flags ...string) (*broker, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	b := &broker{addr: freeAddr(), http: freeAddr(), dir: dir, flags: flags, env: env}
+	b := &broker{addr: probe.FreeAddr(), http: probe.FreeAddr(), dir: dir, flags: flags, env: env}
 	return b, b.start()
 }
 
@@ -91,7 +80,7 @@ func (b *broker) restart() error {
 
 // waitUploaded waits (up to a minute) until the WAL backlog has gone to
 // the object store and returns the metrics then.
-func (b *broker) waitUploaded() map[string]float64 {
+func (b *broker) waitUploaded() probe.Metrics {
 	m := b.metrics()
 	for i := 0; i < 600 && m["sediment_wal_backlog_bytes"] > 64<<10; i++ {
 		time.Sleep(100 * time.Millisecond)
@@ -100,59 +89,8 @@ func (b *broker) waitUploaded() map[string]float64 {
 	return m
 }
 
-// metrics scrapes /metrics into name{labels} -> value.
-func (b *broker) metrics() map[string]float64 {
-	out := map[string]float64{}
-	resp, err := http.Get("http://" + b.http + "/metrics")
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-				out[line[:i]] = v
-			}
-		}
-	}
-	return out
-}
-
-// sum adds the samples of metric whose labels contain every one of labels.
-func sum(m map[string]float64, metric string, labels ...string) float64 {
-	total := 0.0
-	for k, v := range m {
-		name, rest, _ := strings.Cut(k, "{")
-		if name != metric {
-			continue
-		}
-		ok := true
-		for _, l := range labels {
-			ok = ok && strings.Contains(rest, l)
-		}
-		if ok {
-			total += v
-		}
-	}
-	return total
-}
-
-func machine() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	cpus, model := 0, ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "model name") {
-			cpus++
-			model = strings.TrimSpace(strings.TrimPrefix(line, "model name\t:"))
-		}
-	}
-	return fmt.Sprintf("%d cpus, %s", cpus, model)
-}
+// metrics scrapes the broker's /metrics.
+func (b *broker) metrics() probe.Metrics { return probe.Scrape(b.http) }
 
 // profile records the broker's CPU profile into $OBJBENCH_PROFILE_DIR (when
 // set) until the returned function is called, for finding where a phase's

@@ -92,7 +92,9 @@ func (t *tableConverter) openLater(ctx context.Context, open func(context.Contex
 		cancel()
 		t.mu.Lock()
 		if err != nil || ctx.Err() != nil {
-			t.waitErr = err
+			if err != nil { // canceled after a good open: keep the last reason
+				t.waitErr = err
+			}
 			t.mu.Unlock()
 			if cat != nil {
 				closeCatalog(cat)

@@ -167,7 +167,10 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
 		t.resp.LogStartOffset = res.LogStartOffset
 		t.resp.ErrorCode = errorCode(err)
-		t.resp.RecordBatches = concatBatches(res.Batches)
+		t.resp.RecordBatches = res.Contiguous
+		if t.resp.RecordBatches == nil {
+			t.resp.RecordBatches = concatBatches(res.Batches)
+		}
 		total += res.Bytes
 		failed = failed || err != nil
 	}

@@ -79,6 +79,9 @@ func measureProduce(ctx context.Context, b *broker, size int64, f *figure) error
 // measureCatchUp reads the topic from the start on a freshly started
 // broker, with cold caches.
 func measureCatchUp(ctx context.Context, b *broker, f *figure) error {
+	if err := beforeRead(); err != nil {
+		return err
+	}
 	start := b.metrics()
 	stopProfile := b.profile("catchup")
 	read, elapsed, err := consume(ctx, b.addr)
@@ -260,6 +263,34 @@ func measureCompacted(ctx context.Context, b *broker) (*catchUp, error) {
 	}
 	return &catchUp{MBs: f.CatchUpMBs, ObjectMBs: f.CatchUpObjectMBs, GetsPerGB: f.GetsPerGB,
 		AvgGetKiB: f.AvgGetKiB, Segments: done}, nil
+}
+
+// measureMemoryCeiling produces size bytes into a broker whose tail cache
+// holds them all and reads them back at once with the same consumer as the
+// catch-up reads: the rate of the Kafka path alone (client, protocol,
+// copies), with no object store and no disk read, on this machine.
+func measureMemoryCeiling(ctx context.Context, dir string, size int64) (float64, error) {
+	b, err := startBroker(dir, nil, "--tail-cache-bytes", fmt.Sprint(size+size/4), "--memory-limit", "-1")
+	if err != nil {
+		return 0, err
+	}
+	defer b.stop()
+	if err := createTopic(ctx, b.addr, 8); err != nil {
+		return 0, err
+	}
+	if _, err := produce(ctx, b.addr, size/recordSize); err != nil {
+		return 0, err
+	}
+	before := b.metrics()
+	read, elapsed, err := consume(ctx, b.addr)
+	if err != nil {
+		return 0, err
+	}
+	after := b.metrics()
+	if tail := after.Sum("sediment_fetch_reads_total", `source="tail"`) - before.Sum("sediment_fetch_reads_total", `source="tail"`); tail == 0 {
+		return 0, fmt.Errorf("memory ceiling: no fetch was served from the tail cache")
+	}
+	return float64(read) / mb / elapsed.Seconds(), nil
 }
 
 // measureDrain stops MinIO, produces size bytes into a broker on it (they

@@ -7,10 +7,19 @@
 //   - catch-up read throughput: after a graceful restart (everything
 //     uploaded, caches cold) one consumer reads the topic from offset 0,
 //     served from the object store, and the object GETs per GB read;
+//   - the same catch-up read again once the compactor has rewritten the
+//     upload objects into per-partition segments (read as streams: one GET
+//     per segment and reader);
 //   - the baseline for catch-up reads: a plain sequential GET (minio-go,
 //     one object after another) of the same objects from the same MinIO,
 //     and the same objects read through Sediment's s3 backend in 4 MiB
-//     ranged GETs (the broker's block size), one after another.
+//     ranged GETs, one after another;
+//   - the ceiling of the Kafka path: the same consumer reading the same
+//     amount from the broker's memory (tail cache) right after producing.
+//
+// The page cache is dropped before every read measurement (-cold, needs
+// root): MinIO writes around the cache, so otherwise whichever read of the
+// same objects came second would be served from memory.
 //
 // MinIO runs on the same machine (its binary from .bin, as in the tests),
 // so it competes with the broker for the CPU; the localfs figures are the
@@ -18,7 +27,7 @@
 //
 // Run from the repository root after `make minio`:
 //
-//	go run ./bench/objbench [-bytes 1GiB] [-out bench/results/objects-DATE.json]
+//	go run ./bench/objbench [-bytes 1GiB] [-targets localfs,minio-s3,minio-minio] [-drain=false] [-out bench/results/objects-DATE.json]
 package main
 
 import (
@@ -28,6 +37,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,6 +51,12 @@ type report struct {
 	Bytes    int64              `json:"produced_bytes_per_target"`
 	Targets  map[string]*figure `json:"targets"`
 	Baseline baseline           `json:"minio_sequential_get"`
+	// MemoryMBs is the same consumer reading the same amount from the
+	// broker's tail cache right after producing it: the Kafka path's own
+	// rate here, an upper bound for any catch-up read.
+	MemoryMBs float64 `json:"read_from_broker_memory_mb_s"`
+	// PageCache says whether the reads started from a cold page cache.
+	PageCache string `json:"page_cache"`
 }
 
 // figure is one bucket's results.
@@ -67,6 +84,9 @@ type catchUp struct {
 	GetsPerGB float64 `json:"object_gets_per_gb_read"`
 	AvgGetKiB float64 `json:"avg_get_kib"`
 	Segments  float64 `json:"segments_compacted"`
+	// VsBaselinePct is ObjectMBs against the plain sequential GET (MinIO
+	// through s3 only).
+	VsBaselinePct float64 `json:"catch_up_vs_sequential_get_pct,omitempty"`
 }
 
 type baseline struct {
@@ -82,6 +102,8 @@ func main() {
 	size := flag.Int64("bytes", 1<<30, "record bytes to produce into each target")
 	out := flag.String("out", "", "also write the JSON report here")
 	drain := flag.Bool("drain", true, "also time draining a -bytes backlog built while MinIO is down")
+	flag.BoolVar(&coldReads, "cold", true, "drop the page cache before every read measurement, so the catch-up reads and the plain GETs they are compared with start from the same (cold) cache; needs root, else the cache state is left as it is and the report says so")
+	only := flag.String("targets", "localfs,minio-s3,minio-minio", "the targets to measure, comma-separated (minio-s3 is always measured: the ratio to the plain GET is its)")
 	flag.Parse()
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "objbench-")
@@ -93,34 +115,51 @@ func main() {
 	check(err)
 	defer srv.Stop()
 	check(createBucket(srv, "bench"))
-	r := report{Machine: probe.Machine(), Bytes: *size, Targets: map[string]*figure{}}
+	r := report{Machine: probe.Machine(), Bytes: *size, Targets: map[string]*figure{}, PageCache: "left as it was"}
+	if coldReads {
+		r.PageCache = "dropped before every read measurement"
+		if err := dropCaches(); err != nil {
+			fmt.Fprintf(os.Stderr, "objbench: cannot drop the page cache (%v); reads run with whatever it holds\n", err)
+			coldReads, r.PageCache = false, "left as it was (dropping it failed: "+err.Error()+")"
+		}
+	}
 	targets := []struct{ name, url string }{
 		{"localfs", ""},
 		{"minio-s3", srv.S3URL("bench", "s3")},
 		{"minio-minio", srv.MinioURL("bench", "minio")},
 	}
 	for _, tg := range targets {
+		if tg.name != "minio-s3" && !slices.Contains(strings.Split(*only, ","), tg.name) {
+			continue
+		}
 		settle()
 		f, err := runTarget(ctx, filepath.Join(work, tg.name), tg.url, srv.Env(), *size)
 		check(err)
 		r.Targets[tg.name] = f
 	}
 	settle()
+	check(beforeRead())
 	r.Baseline, err = sequentialGet(ctx, srv, "bench", "s3/")
 	check(err)
 	settle()
+	check(beforeRead())
 	r.Baseline.BackendRangeMBs, err = rangedGet(ctx, srv.S3URL("bench", "s3"))
+	check(err)
+	settle()
+	r.MemoryMBs, err = measureMemoryCeiling(ctx, filepath.Join(work, "memory"), *size)
 	check(err)
 	f := r.Targets["minio-s3"]
 	f.VsBaselinePct = 100 * f.CatchUpObjectMBs / r.Baseline.MBs
+	f.Compacted.VsBaselinePct = 100 * f.Compacted.ObjectMBs / r.Baseline.MBs
 	if *drain {
 		settle()
 		f.DrainSeconds, f.DrainBytes, err = measureDrain(ctx, filepath.Join(work, "drain"), srv, *size)
 		check(err)
 		fmt.Fprintf(os.Stderr, "backlog of %.2f GiB built while MinIO was down drained in %.1fs\n", f.DrainBytes/(1<<30), f.DrainSeconds)
 	}
-	fmt.Fprintf(os.Stderr, "sequential GET from MinIO: %.1f MB/s over %d objects (Sediment's s3 backend, 4 MiB ranges: %.1f MB/s); catch-up reads object bytes at %.0f%% of it\n",
-		r.Baseline.MBs, r.Baseline.Objects, r.Baseline.BackendRangeMBs, f.VsBaselinePct)
+	fmt.Fprintf(os.Stderr, "sequential GET from MinIO: %.1f MB/s over %d objects (Sediment's s3 backend, 4 MiB ranges: %.1f MB/s); catch-up reads object bytes at %.0f%% of it, %.0f%% after compaction (page cache %s)\n",
+		r.Baseline.MBs, r.Baseline.Objects, r.Baseline.BackendRangeMBs, f.VsBaselinePct, f.Compacted.VsBaselinePct, r.PageCache)
+	fmt.Fprintf(os.Stderr, "the same consumer reading from the broker's memory: %.1f MB/s\n", r.MemoryMBs)
 	b, _ := json.MarshalIndent(r, "", "  ")
 	fmt.Println(string(b))
 	if *out != "" {
@@ -132,6 +171,24 @@ func main() {
 func settle() {
 	syscall.Sync()
 	time.Sleep(2 * time.Second)
+}
+
+// coldReads drops the page cache before every read measurement.
+var coldReads bool
+
+// beforeRead drops the page cache when coldReads is set: MinIO writes its
+// objects around the cache and reads them through it, so without this
+// whichever read of the same bytes comes second is served from memory.
+func beforeRead() error {
+	if !coldReads {
+		return nil
+	}
+	return dropCaches()
+}
+
+func dropCaches() error {
+	syscall.Sync()
+	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0)
 }
 
 func check(err error) {

@@ -34,7 +34,7 @@ type serveConfig struct {
 	TailCacheBytes  int64         // --tail-cache-bytes: recent batches in memory (default 64 MiB)
 	BlockCacheBytes int64         // --block-cache-bytes: object blocks in memory (default 64 MiB)
 	WALSegmentBytes int64         // --wal-segment-bytes (default 64 MiB)
-	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches + 160 MiB, -1 = none
+	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches, streams and 160 MiB, -1 = none
 	WALMaxBytes     int64         // --wal-max-bytes: WAL backlog before produce is refused (default 1 GiB)
 	CompactTarget   int64         // --compact-target-bytes: compacted object size (default 64 MiB)
 	MaintainEvery   time.Duration // --maintain-interval: retention/compaction/GC cadence (default 30s)
@@ -60,7 +60,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.UploadBytes, "upload-bytes", 8<<20, "cut an object once this many bytes wait")
 	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 100<<20, "largest request frame accepted (socket.request.max.bytes)")
 	fs.Int64Var(&c.TailCacheBytes, "tail-cache-bytes", 64<<20, "memory for recent batches")
-	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks")
+	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks; readers of compacted segments stream through up to 5/8 as much again")
 	fs.Int64Var(&c.WALSegmentBytes, "wal-segment-bytes", 64<<20, "WAL segment size")
 	fs.Int64Var(&c.WALMaxBytes, "wal-max-bytes", 1<<30, "WAL bytes waiting for upload before produce gets a retriable error (back-pressure)")
 	fs.Int64Var(&c.CompactTarget, "compact-target-bytes", 64<<20, "size of the per-partition objects compaction writes")
@@ -69,7 +69,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", time.Hour, "age after which an object metadata never committed is deleted")
 	fs.StringVar(&c.TableCatalog, "table-catalog", "", `Iceberg catalog of table topics (sediment.table.enable=true): "" or sqlite (embedded, DATA/iceberg/catalog.db), sqlite:///PATH.db, postgres://USER:PASSWORD@HOST:PORT/DB or rest+http(s)://HOST:PORT/PREFIX?warehouse=W&credential=ID:SECRET; the tables live in the object store under tables/`)
 	fs.DurationVar(&c.TableOrphans, "table-orphan-grace", time.Hour, "age after which a table's Parquet file that no snapshot references (a commit that never landed) is deleted when its converter starts")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches plus 160 MiB; -1: none")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches, 5/8 of the block cache again and 160 MiB; -1: none")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.ConfigFile, "config", "", "optional file of `flag = value` lines")

@@ -5,8 +5,8 @@
 // storeurl picks one from the --object-store URL, storemetrics counts the
 // calls, objectstoretest is the conformance suite all of them pass.
 //
-// The interface is deliberately narrow: whole-object put and get, ranged get,
-// conditional put, stat, list and delete. Everything the broker stores is
+// The interface is deliberately narrow: whole-object put and get, ranged get
+// (in one buffer or as a stream), conditional put, stat, list and delete. Everything the broker stores is
 // written once and never modified in place, so no backend needs appends or
 // partial writes. Keys are slash-separated paths without a leading slash;
 // ValidateKey states the rules, and every backend rejects other keys with
@@ -22,6 +22,7 @@ package objectstore
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -68,6 +69,13 @@ type Store interface {
 	// ends first. An off beyond the end is ErrInvalidRange; off equal to the
 	// size returns no bytes.
 	GetRange(ctx context.Context, key string, off, length int64) ([]byte, error)
+	// OpenRange is GetRange as a stream, for a sequential reader that
+	// wants the bytes as they arrive instead of in one buffer: one request
+	// for the whole range, read at the caller's pace. Errors that GetRange
+	// returns at once (ErrNotExist, ErrInvalidRange) OpenRange returns at
+	// once too. ctx bounds the opening only; the reader outlives it and
+	// holds a connection or a file until Close.
+	OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error)
 	// Put stores data under key, replacing any previous object, subject to
 	// cond. It returns the new object's ETag. A reader never observes a
 	// partly written object.

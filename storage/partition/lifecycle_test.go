@@ -303,6 +303,7 @@ func TestCompactedReadersFetchEachBlockOnce(t *testing.T) {
 		o.CompactTargetBytes = 1 << 20
 		o.CompactChunkBytes = 1 << 20
 		o.CompactMinAge = time.Nanosecond
+		o.Streams = -1 // the block cache's path, as when every stream is taken
 	})
 	tp := createTopic(t, l, "c", 3, nil)
 	for range 60 {

@@ -60,6 +60,14 @@ type Options struct {
 	// (default 4, at most a quarter of the block cache: 2 with the default
 	// 64 MiB cache and 8 MiB blocks).
 	ReadaheadBlocks int64
+	// Streams bounds the open streams of compacted segments (see
+	// stream.go; default one per 8 MiB of BlockCacheBytes, at least 2),
+	// each reading up to StreamReadahead bytes ahead of its reader
+	// (default 4 MiB) plus the chunk it is filling: with the defaults 8
+	// streams, 40 MiB. Streams < 0 reads everything through the block
+	// cache.
+	Streams         int
+	StreamReadahead int64
 	NodeID          int32
 	Logger          *slog.Logger
 	Metrics         *Metrics
@@ -114,6 +122,15 @@ func (o *Options) setDefaults() {
 	if o.ReadaheadBlocks <= 0 {
 		o.ReadaheadBlocks = 4
 	}
+	switch {
+	case o.Streams == 0:
+		o.Streams = int(max(o.BlockCacheBytes/(8<<20), 2))
+	case o.Streams < 0:
+		o.Streams = 0
+	}
+	if o.StreamReadahead <= 0 {
+		o.StreamReadahead = 4 << 20
+	}
 	o.setLifecycleDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -133,6 +150,7 @@ type Log struct {
 	wal     *wal.WAL
 	tail    *tailCache
 	blocks  *blockCache
+	streams *streamTable
 	seeks   seekHints
 	up      *uploader
 	durable *durableNotifier
@@ -169,6 +187,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	}
 	l.tail = newTailCache(opts.TailCacheBytes)
 	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, opts.ReadaheadBlocks, l.m)
+	l.streams = newStreamTable(l.store, opts.Streams, opts.StreamReadahead, l.m)
 	if err := l.loadTopics(ctx); err != nil {
 		return nil, err
 	}
@@ -251,6 +270,7 @@ func (l *Log) Close() error {
 	if cerr := l.wal.Close(); err == nil {
 		err = cerr
 	}
+	l.streams.close()
 	l.blocks.close()
 	return err
 }

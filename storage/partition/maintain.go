@@ -45,6 +45,7 @@ func (l *Log) maintain(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		l.streams.sweep(time.Now())
 		l.MaintainOnce(ctx, time.Since(lastSweep) >= l.opts.OrphanGrace/4)
 		if time.Since(lastSweep) >= l.opts.OrphanGrace/4 {
 			lastSweep = time.Now()

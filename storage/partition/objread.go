@@ -10,9 +10,10 @@ import (
 )
 
 // readObjects serves a read from the object store: it finds the segment
-// holding offset in the metadata index, walks its batch headers through the
-// block cache to the batch holding offset, and returns whole batches up to
-// maxBytes, never past plan.objectEnd.
+// holding offset in the metadata index, finds the batch holding offset in
+// its region, and returns whole batches up to maxBytes, never past
+// plan.objectEnd. A compacted segment is read through a stream when one can
+// be had (stream.go), anything else through the block cache.
 func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan readPlan, maxBytes int, first bool) (FetchResult, error) {
 	res := plan.res
 	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)
@@ -22,28 +23,141 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if !ok || seg.EndOffset <= offset {
 		return res, nil // removed by retention since we planned
 	}
-	pos, err := l.seekBatch(ctx, seg, offset)
+	hint, hinted := l.seeks.get(seekKey{seg.Object, seg.Pos, offset})
+	compacted := strings.HasPrefix(seg.Object, compactPrefix)
+	if compacted {
+		if data, next, pos, ok := l.readStreamed(ctx, seg, hint, offset, plan.objectEnd, maxBytes, first); ok {
+			return l.objectResult(res, seg, pos, data, next)
+		}
+	}
+	pos, err := l.seekBatch(ctx, seg, offset, hint, hinted)
 	if err != nil {
 		return res, err
 	}
 	read := l.readShared
-	if strings.HasPrefix(seg.Object, compactPrefix) {
+	if compacted {
 		read = l.readPassing
 	}
 	data, next, err := read(ctx, seg, pos, plan.objectEnd, maxBytes, first)
-	if err != nil || len(data) == 0 {
+	if err != nil {
 		return res, err
+	}
+	return l.objectResult(res, seg, pos, data, next)
+}
+
+// objectResult fills res with the batches read at pos of seg's region and
+// leaves a seek hint for the read that continues after them.
+func (l *Log) objectResult(res FetchResult, seg metadata.Segment, pos int64, data []byte, next int64) (FetchResult, error) {
+	if len(data) == 0 {
+		return res, nil
 	}
 	if end := pos + int64(len(data)); end < seg.Len {
 		l.seeks.put(seekKey{seg.Object, seg.Pos, next}, end)
 	}
-	err = splitBatches(data, func(_, _ int64, raw []byte) bool {
+	err := splitBatches(data, func(_, _ int64, raw []byte) bool {
 		res.Batches = append(res.Batches, raw)
 		return true
 	})
-	res.Bytes, res.Source = len(data), "object"
+	res.Bytes, res.Source, res.Contiguous = len(data), "object", data
 	l.m.fetchSource.WithLabelValues("object").Inc()
 	return res, err
+}
+
+// readStreamed reads seg through the stream standing at pos of its region
+// (the seek hint, or the region's start), opening one there if none is
+// idle: it skips the batches before offset, returns whole batches as
+// readPassing does, and the region position they start at. ok is false
+// when no stream could be had or it broke; the caller then reads through
+// the block cache, whose GETs are retried.
+func (l *Log) readStreamed(ctx context.Context, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) (data []byte, next, at int64, ok bool) {
+	st, err := l.streams.take(ctx, seg.Object, seg.Pos+pos)
+	if err != nil || st == nil {
+		return nil, 0, 0, false
+	}
+	data, next, at, err = l.readStream(ctx, st, seg, pos, offset, endOffset, maxBytes, first)
+	if err != nil {
+		l.streams.drop(st)
+		if ctx.Err() == nil {
+			l.log.Warn("object stream failed; reading through the block cache", "object", seg.Object, "err", err)
+		}
+		return nil, 0, 0, false
+	}
+	l.streams.put(st)
+	return data, next, at, true
+}
+
+// readStream is readStreamed once it holds st.
+func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) ([]byte, int64, int64, error) {
+	for { // skip the batches before the one holding offset
+		if seg.Len-pos < batchHeaderLen {
+			return nil, 0, 0, fmt.Errorf("object %s has no batch with offset %d", seg.Object, offset)
+		}
+		h, err := st.read(ctx, batchHeaderLen)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if len(h) < batchHeaderLen {
+			return nil, 0, 0, fmt.Errorf("object %s: truncated batch at %d", seg.Object, seg.Pos+pos)
+		}
+		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+		if size < batchHeaderLen || size > seg.Len-pos {
+			return nil, 0, 0, fmt.Errorf("object %s: bad batch length at %d", seg.Object, seg.Pos+pos)
+		}
+		if batchBaseOffset(h)+int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:]))) >= offset {
+			st.unread(h)
+			break
+		}
+		if _, err := st.read(ctx, size-batchHeaderLen); err != nil {
+			return nil, 0, 0, err
+		}
+		pos += size
+	}
+	n := min(max(int64(maxBytes), batchHeaderLen), seg.Len-pos)
+	data, err := st.read(ctx, n)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if int64(len(data)) < n {
+		return nil, 0, 0, fmt.Errorf("object %s ends before byte %d", seg.Object, seg.Pos+pos+n)
+	}
+	end, next, cut, err := wholeBatches(data, seg, pos, endOffset)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if end == 0 && cut > 0 && first { // a first batch larger than maxBytes comes whole (KIP-74)
+		rest, err := st.read(ctx, cut-int64(len(data)))
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		data = append(data, rest...)
+		if end, next, _, err = wholeBatches(data, seg, pos, endOffset); err != nil || end == 0 {
+			return nil, 0, 0, fmt.Errorf("object %s ends inside the batch at %d: %v", seg.Object, seg.Pos+pos, err)
+		}
+	}
+	st.unread(data[end:])
+	return data[:end], next, pos, nil
+}
+
+// wholeBatches returns where the run of whole batches at the start of data
+// (read at pos of seg's region) ends, before endOffset, and the offset
+// after them; cut is the size of the batch data ends inside, 0 if none.
+func wholeBatches(data []byte, seg metadata.Segment, pos, endOffset int64) (end, next, cut int64, err error) {
+	for end+batchHeaderLen <= int64(len(data)) {
+		h := data[end:]
+		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+		if size < batchHeaderLen || size > seg.Len-pos-end {
+			return 0, 0, 0, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos+end)
+		}
+		last := batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
+		if last >= endOffset {
+			break
+		}
+		if end+size > int64(len(data)) {
+			return end, next, size, nil
+		}
+		end, next = end+size, last+1
+	}
+	return end, next, 0, nil
 }
 
 // readShared returns the whole batches of seg's region from pos, up to
@@ -63,35 +177,23 @@ func (l *Log) readShared(ctx context.Context, seg metadata.Segment, pos, endOffs
 	return data, next, nil
 }
 
-// readPassing is readShared for a compacted segment, whose object is this
-// partition's alone: it reads maxBytes from pos in one go, as a sequential
-// reader passing through (see blockCache.read), and keeps the whole
-// batches in it. Walking the headers first would load the next block before
-// the reader has let go of the one it is in.
+// readPassing is readShared for a compacted segment when no stream can be
+// had: it reads maxBytes from pos in one go, as a sequential reader passing
+// through (see blockCache.read), and keeps the whole batches in it.
+// Walking the headers first would load the next block before the reader
+// has let go of the one it is in.
 func (l *Log) readPassing(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) ([]byte, int64, error) {
 	n := min(max(int64(maxBytes), batchHeaderLen), seg.Len-pos)
 	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, n, seg.Pos+seg.Len, true)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	end, next := int64(0), int64(0)
-	for end+batchHeaderLen <= int64(len(data)) {
-		h := data[end:]
-		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
-		if size < batchHeaderLen || size > seg.Len-pos-end {
-			return nil, 0, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos+end)
-		}
-		last := batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
-		if last >= endOffset {
-			break
-		}
-		if end+size > int64(len(data)) {
-			if end == 0 && first { // a first batch larger than maxBytes comes whole (KIP-74)
-				return l.readShared(ctx, seg, pos, endOffset, maxBytes, first)
-			}
-			break
-		}
-		end, next = end+size, last+1
+	end, next, cut, err := wholeBatches(data, seg, pos, endOffset)
+	if err != nil {
+		return nil, 0, err
+	}
+	if end == 0 && cut > 0 && first {
+		return l.readShared(ctx, seg, pos, endOffset, maxBytes, first)
 	}
 	return data[:end], next, nil
 }
@@ -120,11 +222,11 @@ func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batc
 }
 
 // seekBatch returns the region position of the batch holding offset,
-// starting from a hint left by the previous read when there is one.
-func (l *Log) seekBatch(ctx context.Context, seg metadata.Segment, offset int64) (int64, error) {
-	if pos, ok := l.seeks.get(seekKey{seg.Object, seg.Pos, offset}); ok {
-		if h, err := l.headAt(ctx, seg, pos); err == nil && h.base <= offset && offset <= h.last {
-			return pos, nil
+// starting from the hint left by the previous read when there is one.
+func (l *Log) seekBatch(ctx context.Context, seg metadata.Segment, offset, hint int64, hinted bool) (int64, error) {
+	if hinted {
+		if h, err := l.headAt(ctx, seg, hint); err == nil && h.base <= offset && offset <= h.last {
+			return hint, nil
 		}
 	}
 	for pos := int64(0); pos < seg.Len; {

@@ -115,6 +115,9 @@ func (u *uploader) run(ctx context.Context) {
 		}
 		for ctx.Err() == nil {
 			more, err := u.cycle(ctx)
+			if err != nil && ctx.Err() != nil {
+				return // shutting down: Close's final flush uploads the rest
+			}
 			if err != nil {
 				u.l.log.Error("upload failed; retrying", "err", err)
 				sleepCtx(ctx, time.Second)

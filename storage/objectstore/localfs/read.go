@@ -43,6 +43,40 @@ func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]
 	return data, nil
 }
 
+// OpenRange returns a reader of up to length bytes at off, read from the
+// object's file as the caller goes; it holds the file open until Close. An
+// object replaced meanwhile is read as it was when opened.
+func (s *Store) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	f, size, err := s.open(ctx, "open range", key)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 || length < 0 || off > size {
+		f.Close()
+		return nil, fmt.Errorf("localfs: open range %q [%d,+%d) of %d bytes: %w",
+			key, off, length, size, objectstore.ErrInvalidRange)
+	}
+	return &fileRange{SectionReader: io.NewSectionReader(f, off, min(length, size-off)), f: f, key: key}, nil
+}
+
+// fileRange is an OpenRange reader: a section of an open file. A short read
+// means the file was damaged behind the store's back, as in readAt.
+type fileRange struct {
+	*io.SectionReader
+	f   *os.File
+	key string
+}
+
+func (r *fileRange) Read(p []byte) (int, error) {
+	n, err := r.SectionReader.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("localfs: read %q: %w", r.key, err)
+	}
+	return n, err
+}
+
+func (r *fileRange) Close() error { return r.f.Close() }
+
 // Stat describes the object.
 func (s *Store) Stat(ctx context.Context, key string) (objectstore.Info, error) {
 	p, err := s.begin(ctx, "stat", key)

@@ -12,6 +12,7 @@ type Op int
 
 // The kinds of call. OpAny stands for every kind: a fault injected for OpAny
 // hits every call, and Count(OpAny) is the number of calls of all kinds.
+// OpGetRange covers both GetRange and OpenRange.
 const (
 	OpGet Op = iota
 	OpGetRange

@@ -1,8 +1,10 @@
 package mem
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +40,16 @@ func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]
 	}
 	end := off + min(length, size-off)
 	return slices.Clone(o.data[off:end]), nil
+}
+
+// OpenRange returns the bytes GetRange returns as a reader. It counts,
+// fails and hangs as OpGetRange.
+func (s *Store) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	data, err := s.GetRange(ctx, key, off, length)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
 // Stat describes the object.

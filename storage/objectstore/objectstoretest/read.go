@@ -1,7 +1,10 @@
 package objectstoretest
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"testing"
 
 	"github.com/sediment-io/sediment/storage/objectstore"
@@ -64,6 +67,63 @@ func testGetRange(t *testing.T, s objectstore.Store, prefix string) {
 	if _, err := s.GetRange(t.Context(), key, -1, 1); err == nil {
 		t.Errorf("GetRange(off -1) succeeded, want an error")
 	}
+}
+
+// testOpenRange: OpenRange streams what GetRange returns, reports a
+// missing key and a range past the end when it opens, and keeps reading
+// after the context it was opened with ends; a stream of a large object
+// read in small pieces comes back whole.
+func testOpenRange(t *testing.T, s objectstore.Store, prefix string) {
+	key := prefix + "obj"
+	data := randomBytes(100, 3)
+	mustPut(t, s, key, data)
+	read := func(off, length int64) ([]byte, error) {
+		ctx, cancel := context.WithCancel(t.Context())
+		r, err := s.OpenRange(ctx, key, off, length)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		return io.ReadAll(r)
+	}
+	for _, c := range []struct{ off, length, wantLen int64 }{
+		{0, 10, 10}, {45, 10, 10}, {0, 100, 100}, {95, 10, 5}, {0, 1000, 100}, {100, 10, 0}, {50, 0, 0},
+	} {
+		got, err := read(c.off, c.length)
+		if err != nil {
+			t.Fatalf("OpenRange(%d, %d): %v", c.off, c.length, err)
+		}
+		checkBytes(t, fmt.Sprintf("OpenRange(%d, %d)", c.off, c.length), got, data[c.off:c.off+c.wantLen])
+	}
+	if _, err := read(101, 1); !errors.Is(err, objectstore.ErrInvalidRange) {
+		t.Errorf("OpenRange(off > size) = %v, want ErrInvalidRange", err)
+	}
+	if _, err := s.OpenRange(t.Context(), prefix+"missing", 0, 1); !objectstore.IsNotExist(err) {
+		t.Errorf("OpenRange(missing) = %v, want IsNotExist", err)
+	}
+
+	const size = 12 << 20
+	large := randomBytes(size, 4)
+	mustPut(t, s, prefix+"large", large)
+	r, err := s.OpenRange(t.Context(), prefix+"large", 1<<20+7, size)
+	if err != nil {
+		t.Fatalf("OpenRange(large): %v", err)
+	}
+	defer r.Close()
+	var got []byte
+	buf := make([]byte, 100<<10)
+	for range size/len(buf) + 2 {
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("reading the large stream at %d: %v", len(got), err)
+		}
+	}
+	checkBytes(t, "OpenRange(large) read in pieces", got, large[1<<20+7:])
 }
 
 // testEmptyObject: a zero-byte object is an object like any other.

@@ -31,6 +31,7 @@ var tests = []test{
 	{"put_get", testPutGet},
 	{"get_missing", testGetMissing},
 	{"get_range", testGetRange},
+	{"open_range", testOpenRange},
 	{"put_replaces", testPutReplaces},
 	{"stat", testStat},
 	{"empty_object", testEmptyObject},

@@ -3,7 +3,10 @@ package storemetrics
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
@@ -69,6 +72,30 @@ func (s *store) GetRange(ctx context.Context, key string, off, length int64) ([]
 	data, err := s.next.GetRange(ctx, key, off, length)
 	done(err, "in", len(data))
 	return data, err
+}
+
+// OpenRange counts as one "get_stream" request (a GET) when it opens, and its
+// bytes as they are read.
+func (s *store) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	done := s.observe("get_stream")
+	r, err := s.next.OpenRange(ctx, key, off, length)
+	done(err, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	return &countingReader{ReadCloser: r, bytes: s.m.bytes.WithLabelValues(s.backend, "in")}, nil
+}
+
+// countingReader adds the bytes read through it to a counter.
+type countingReader struct {
+	io.ReadCloser
+	bytes prometheus.Counter
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.bytes.Add(float64(n))
+	return n, err
 }
 
 func (s *store) Put(ctx context.Context, key string, data []byte, cond objectstore.Condition) (string, error) {

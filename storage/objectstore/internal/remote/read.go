@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,76 @@ func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]
 		return s.emptyRange(ctx, key, off)
 	}
 	return data, err
+}
+
+// OpenRange starts a GET of up to length bytes at off and returns its body
+// to be read as it arrives. Opening is retried like any read; the body is
+// not: a reader that fails mid-way opens again where it stopped. The body
+// is bound to its own context, not ctx, and holds its connection until
+// Close.
+func (s *Store) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	if err := s.checkKey("open range", key); err != nil {
+		return nil, err
+	}
+	if off < 0 || length < 0 {
+		return nil, fmt.Errorf("%s: open range %s [%d,+%d): %w", s.name, s.where(key), off, length, objectstore.ErrInvalidRange)
+	}
+	if length == 0 {
+		if _, err := s.emptyRange(ctx, key, off); err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	var body *streamBody
+	_, err := s.do(ctx, "open range", 0, func(a *attempt) error {
+		bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		// The attempt's deadline and ctx bound the opening only.
+		stop := context.AfterFunc(a.ctx, cancel)
+		b, _, err := s.wire.Open(bctx, s.full(key), off, min(length, math.MaxInt64-off))
+		if !stop() && err == nil { // the attempt ended as the body arrived
+			b.Close()
+			err = context.Cause(a.ctx)
+		}
+		if err != nil {
+			cancel()
+			return err
+		}
+		body = &streamBody{body: b, cancel: cancel, what: s.name + ": read " + s.where(key)}
+		return nil
+	})
+	if err != nil {
+		err = s.fail("open range", key, err, false)
+		if !errors.Is(err, objectstore.ErrInvalidRange) {
+			return nil, err
+		}
+		if _, err := s.emptyRange(ctx, key, off); err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	return body, nil
+}
+
+// streamBody is an OpenRange body: its errors name the object, and Close
+// ends its request.
+type streamBody struct {
+	body   io.ReadCloser
+	cancel context.CancelFunc
+	what   string
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: %w", b.what, err)
+	}
+	return n, err
+}
+
+func (b *streamBody) Close() error {
+	err := b.body.Close()
+	b.cancel()
+	return err
 }
 
 // emptyRange answers a read that returns no bytes: empty when off is at

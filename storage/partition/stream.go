@@ -1,0 +1,266 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sediment-io/sediment/storage/objectstore"
+)
+
+// Sequential readers of compacted segments read through streams: one
+// ranged GET from where the reader is to the end of the object, read ahead
+// by a goroutine a few chunks at a time, kept between fetches under the
+// position of its next byte. The next fetch of that reader continues the
+// same request. A catch-up reader of a 64 MiB segment then makes one GET
+// for it instead of one per block, and the streams of all the partitions a
+// consumer reads fill at the same time while the fetch that serves them
+// copies one partition after another. The block cache stays the path for
+// the multi-partition upload objects, whose blocks many readers share, and
+// for compacted segments when every stream is taken.
+
+const (
+	// chunkBytes is the unit a stream reads ahead in.
+	chunkBytes = 1 << 20
+	// streamIdle is how long an unused stream stays open.
+	streamIdle = 30 * time.Second
+	// streamStall is how long one chunk may take before the stream is
+	// abandoned (the reader falls back to the block cache, which retries).
+	streamStall = 30 * time.Second
+)
+
+// errStreamStalled ends a stream whose store stopped sending.
+var errStreamStalled = errors.New("partition: object stream stalled")
+
+// streamKey names an idle stream: its object and the position of its next
+// byte.
+type streamKey struct {
+	object string
+	pos    int64
+}
+
+// segStream is one open stream. Only the reader holding it (taken from the
+// table) touches pos, pending and eof.
+type segStream struct {
+	object  string
+	pos     int64  // object position of the next byte read returns
+	pending []byte // received, not yet returned; never written into
+	eof     bool   // the object ends after pending
+	chunks  chan streamChunk
+	stop    context.CancelCauseFunc
+	done    chan struct{} // closed when the filling goroutine has ended
+	used    time.Time
+}
+
+// streamChunk is a piece of the body, or the error (io.EOF at the end)
+// that ended it.
+type streamChunk struct {
+	data []byte
+	err  error
+}
+
+// fill reads the body ahead of the reader until the object ends, the
+// stream is stopped or the store stalls.
+func (s *segStream) fill(ctx context.Context, body io.ReadCloser) {
+	defer close(s.done)
+	defer body.Close()
+	unblock := context.AfterFunc(ctx, func() { body.Close() })
+	defer unblock()
+	for {
+		buf := make([]byte, chunkBytes)
+		stall := time.AfterFunc(streamStall, func() { s.stop(errStreamStalled) })
+		n, err := io.ReadFull(body, buf)
+		stall.Stop()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = io.EOF
+		}
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		if n > 0 {
+			select {
+			case s.chunks <- streamChunk{data: buf[:n]}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case s.chunks <- streamChunk{err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+}
+
+// read returns the next n bytes in a new slice, fewer if the object ends
+// first.
+func (s *segStream) read(ctx context.Context, n int64) ([]byte, error) {
+	out := make([]byte, 0, n)
+	for int64(len(out)) < n {
+		if len(s.pending) == 0 {
+			if s.eof {
+				break
+			}
+			select {
+			case c := <-s.chunks:
+				if errors.Is(c.err, io.EOF) {
+					s.eof = true
+					continue
+				}
+				if c.err != nil {
+					return nil, fmt.Errorf("object %s at %d: %w", s.object, s.pos+int64(len(out)), c.err)
+				}
+				s.pending = c.data
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		k := min(int64(len(s.pending)), n-int64(len(out)))
+		out = append(out, s.pending[:k]...)
+		s.pending = s.pending[k:]
+	}
+	s.pos += int64(len(out))
+	return out, nil
+}
+
+// unread puts back the tail of what read returned last.
+func (s *segStream) unread(tail []byte) {
+	if len(tail) == 0 {
+		return
+	}
+	s.pending = append(tail[:len(tail):len(tail)], s.pending...)
+	s.pos -= int64(len(tail))
+}
+
+// streamTable holds the open streams, at most max of them, idle or taken.
+type streamTable struct {
+	store objectstore.Store
+	max   int
+	ahead int // chunks a stream reads ahead
+	m     *Metrics
+
+	mu     sync.Mutex // guards idle, open and closed
+	idle   map[streamKey]*segStream
+	open   int
+	closed bool
+}
+
+func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
+	return &streamTable{store: store, max: limit, ahead: int(max(ahead/chunkBytes, 1)), m: m,
+		idle: map[streamKey]*segStream{}}
+}
+
+// take returns the idle stream of object whose next byte is pos, or opens
+// one there. It returns nil when every stream is taken (the caller reads
+// through the block cache instead).
+func (t *streamTable) take(ctx context.Context, object string, pos int64) (*segStream, error) {
+	t.mu.Lock()
+	if s, ok := t.idle[streamKey{object, pos}]; ok {
+		delete(t.idle, streamKey{object, pos})
+		t.mu.Unlock()
+		return s, nil
+	}
+	if t.closed || (t.open >= t.max && !t.evictLocked()) {
+		t.mu.Unlock()
+		return nil, nil
+	}
+	t.open++
+	t.mu.Unlock()
+
+	body, err := t.store.OpenRange(ctx, object, pos, 1<<62)
+	t.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+	if err != nil {
+		t.mu.Lock()
+		t.open--
+		t.mu.Unlock()
+		return nil, err
+	}
+	fctx, stop := context.WithCancelCause(context.Background())
+	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), stop: stop, done: make(chan struct{})}
+	go s.fill(fctx, body)
+	return s, nil
+}
+
+// put returns a stream to the table, idle under its new position; one at
+// the end of its object is closed instead.
+func (t *streamTable) put(s *segStream) {
+	if s.eof && len(s.pending) == 0 {
+		t.drop(s)
+		return
+	}
+	s.used = time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		t.closeLocked(s)
+		return
+	}
+	k := streamKey{s.object, s.pos}
+	if old, ok := t.idle[k]; ok { // another reader left one at the same place
+		t.closeLocked(old)
+	}
+	t.idle[k] = s
+}
+
+// drop closes a taken stream that broke or is no longer wanted.
+func (t *streamTable) drop(s *segStream) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closeLocked(s)
+}
+
+func (t *streamTable) closeLocked(s *segStream) {
+	s.stop(context.Canceled)
+	t.open--
+}
+
+// evictLocked closes the least recently used idle stream to make room,
+// and reports whether there was one.
+func (t *streamTable) evictLocked() bool {
+	var oldest *segStream
+	for _, s := range t.idle {
+		if oldest == nil || s.used.Before(oldest.used) {
+			oldest = s
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(t.idle, streamKey{oldest.object, oldest.pos})
+	t.closeLocked(oldest)
+	return true
+}
+
+// sweep closes the streams idle for longer than streamIdle.
+func (t *streamTable) sweep(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, s := range t.idle {
+		if now.Sub(s.used) > streamIdle {
+			delete(t.idle, k)
+			t.closeLocked(s)
+		}
+	}
+}
+
+// close closes every idle stream and makes the table refuse new ones; a
+// taken stream is closed when it comes back.
+func (t *streamTable) close() {
+	t.mu.Lock()
+	t.closed = true
+	var idle []*segStream
+	for k, s := range t.idle {
+		delete(t.idle, k)
+		t.closeLocked(s)
+		idle = append(idle, s)
+	}
+	t.mu.Unlock()
+	for _, s := range idle {
+		<-s.done
+	}
+}

@@ -1,0 +1,178 @@
+package partition
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sediment-io/sediment/storage/objectstore/mem"
+)
+
+// compactedEnv is a log with parts partitions of 60 single-batch uploads
+// each, compacted into one object per partition whose index entries cover
+// chunk bytes each, read with an empty tail cache.
+func compactedEnv(t *testing.T, parts int32, chunk int64, edit func(*Options)) (*logEnv, *Log, *Topic, [][][]byte) {
+	e, l := lifecycleEnv(t, func(o *Options) {
+		o.TailCacheBytes = 1
+		o.CompactTargetBytes = 1 << 20
+		o.CompactChunkBytes = chunk
+		o.CompactMinAge = time.Nanosecond
+		if edit != nil {
+			edit(o)
+		}
+	})
+	tp := createTopic(t, l, "s", parts, nil)
+	want := make([][][]byte, parts)
+	for range 60 {
+		for i := range parts {
+			want[i] = append(want[i], produceUploads(t, l, tp.Partition(i), 1, 4, time.Now().UnixMilli())...)
+		}
+	}
+	l.MaintainOnce(context.Background(), false)
+	for i := range parts {
+		segs, _ := l.meta.Segments(context.Background(), tp.ID, i, 0, 0)
+		if len(segs) < 2 || !strings.HasPrefix(segs[0].Object, compactPrefix) {
+			t.Fatalf("partition %d: %d segments after compaction, want several regions of a compacted object", i, len(segs))
+		}
+	}
+	return e, l, tp, want
+}
+
+// readRecords reads p from offset from in reads of max bytes until the
+// object store has nothing more, checking that every read continues where
+// the last ended, and returns the record values in order.
+func readRecords(t *testing.T, l *Log, p *Partition, from int64, max int) [][]byte {
+	t.Helper()
+	var got [][]byte
+	for off := from; ; {
+		res, err := l.Read(context.Background(), p, off, max, true)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		if res.Source != "object" {
+			return got
+		}
+		if !bytes.Equal(res.Contiguous, bytes.Join(res.Batches, nil)) {
+			t.Fatalf("read at %d: Contiguous is not the batches back to back", off)
+		}
+		for _, raw := range res.Batches {
+			vals := recordValues(t, raw)
+			base := batchBaseOffset(raw)
+			last := base + int64(readHeader(raw).LastOffsetDelta)
+			if off < base || off > last {
+				t.Fatalf("read at %d returned the batch %d-%d", off, base, last)
+			}
+			for o := off; o <= last; o++ {
+				got = append(got, vals[o])
+			}
+			off = last + 1
+		}
+	}
+}
+
+// checkValues checks that got is want, but for up to the last upload (4
+// records), which may still be in the tail rather than the object store.
+func checkValues(t *testing.T, what string, got, want [][]byte) {
+	t.Helper()
+	if len(got) > len(want) || len(got) < len(want)-4 {
+		t.Fatalf("%s: %d records, want %d (or the last 4 fewer)", what, len(got), len(want))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("%s: record %d is %q, want %q", what, i, got[i], want[i])
+		}
+	}
+}
+
+// Readers of compacted segments stream them: one GET per object and
+// reader, across the regions of the object index, every record once and
+// in order, for readers taking turns as a fetch of several partitions does.
+func TestCompactedReadsStreamEachObjectOnce(t *testing.T) {
+	e, l, tp, want := compactedEnv(t, 3, 300, func(o *Options) {
+		o.BlockSize = 1024 // through the block cache, every object would take many GETs
+		o.BlockCacheBytes = 4 * 1024
+		o.Streams = 3
+	})
+	gets := e.store.Count(mem.OpGetRange)
+	got := make([][][]byte, 3)
+	next := make([]int64, 3)
+	for done := 0; done < 3; {
+		done = 0
+		for i := range int32(3) {
+			res, err := l.Read(context.Background(), tp.Partition(i), next[i], 700, true)
+			if err != nil {
+				t.Fatalf("partition %d at %d: %v", i, next[i], err)
+			}
+			if res.Source != "object" {
+				done++
+				continue
+			}
+			for _, raw := range res.Batches {
+				vals := recordValues(t, raw)
+				last := batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta)
+				for o := next[i]; o <= last; o++ {
+					got[i] = append(got[i], vals[o])
+				}
+				next[i] = last + 1
+			}
+		}
+	}
+	for i := range 3 {
+		checkValues(t, fmt.Sprintf("partition %d", i), got[i], want[i])
+	}
+	if n := e.store.Count(mem.OpGetRange) - gets; n != 3 {
+		t.Fatalf("%d GETs for 3 compacted objects read sequentially, want 3", n)
+	}
+}
+
+// A reader that starts inside a region finds its batch by reading the
+// region from its start; a stream that cannot be opened, or a table with
+// fewer streams than readers, leaves the reads to the block cache, and
+// every reader still gets its records in order.
+func TestStreamedReadsStartAnywhereAndFallBack(t *testing.T) {
+	e, l, tp, want := compactedEnv(t, 2, 2000, func(o *Options) { o.Streams = 1 })
+	p0, p1 := tp.Partition(0), tp.Partition(1)
+	checkValues(t, "from offset 101", readRecords(t, l, p0, 101, 500), want[0][101:])
+
+	e.store.FailNext(mem.OpGetRange, 1, nil)
+	checkValues(t, "after a failed open", readRecords(t, l, p1, 0, 500), want[1])
+
+	// Two readers, one stream: they take it from each other.
+	var got [2][][]byte
+	next := [2]int64{0, 7}
+	for range 1000 {
+		progressed := false
+		for i, p := range []*Partition{p0, p1} {
+			res, err := l.Read(context.Background(), p, next[i], 300, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Source != "object" {
+				continue
+			}
+			progressed = true
+			for _, raw := range res.Batches {
+				vals := recordValues(t, raw)
+				last := batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta)
+				for o := next[i]; o <= last; o++ {
+					got[i] = append(got[i], vals[o])
+				}
+				next[i] = last + 1
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	checkValues(t, "partition 0, sharing the stream", got[0], want[0])
+	checkValues(t, "partition 1, sharing the stream", got[1], want[1][7:])
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l.streams.open != 0 {
+		t.Fatalf("%d streams open after Close", l.streams.open)
+	}
+}

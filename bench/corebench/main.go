@@ -32,6 +32,14 @@ type report struct {
 	Sediment      sedimentFigures    `json:"sediment"`
 	LatencyMs     map[string]float64 `json:"e2e_latency_ms_at_5000_rps"`
 	AckLatencyMs  map[string]float64 `json:"produce_ack_latency_ms_at_5000_rps"`
+	// DiskSyncMs is the baseline for the latencies: 4 KiB appends, each
+	// followed by fdatasync, on the data directory's disk with nothing
+	// else running, just before the latency run. An acks=all record waits
+	// for at least one such flush, and for the one in flight when it came.
+	DiskSyncMs map[string]float64 `json:"disk_fdatasync_ms"`
+	// WALSyncs counts the broker's WAL fsyncs in the latency run by
+	// duration (upper bounds in seconds, cumulative).
+	WALSyncs      map[string]float64 `json:"wal_fsyncs_by_duration"`
 	PutsPerSec    map[string]float64 `json:"object_puts_per_s"`
 	RestartSec    float64            `json:"restart_seconds_with_1gib_wal"`
 	RestartWALGiB float64            `json:"restart_wal_gib"`
@@ -58,7 +66,8 @@ func main() {
 	defer os.RemoveAll(work)
 	bin, err = buildBroker(ctx, work)
 	check(err)
-	r := report{Machine: probe.Machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{}, PutsPerSec: map[string]float64{}}
+	r := report{Machine: probe.Machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{},
+		DiskSyncMs: map[string]float64{}, WALSyncs: map[string]float64{}, PutsPerSec: map[string]float64{}}
 	run := func(part string) bool {
 		settle() // earlier parts' dirty pages must not slow this one
 		return *only == "" || *only == part

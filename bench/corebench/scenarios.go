@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -67,11 +68,26 @@ func launch(name, dir string, flags ...string) *target {
 
 // runLatency measures end-to-end latency at 5,000 records/s.
 func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
+	syncs, err := diskSyncs(work, min(d, 10*time.Second))
+	check(err)
+	for _, p := range []float64{50, 90, 99, 99.9, 100} {
+		r.DiskSyncMs[fmt.Sprintf("p%g", p)] = float64(percentile(syncs, p).Microseconds()) / 1000
+	}
+	fmt.Fprintf(os.Stderr, "disk alone: fdatasync after a 4 KiB append p50 %v p99 %v p99.9 %v\n", percentile(syncs, 50), percentile(syncs, 99), percentile(syncs, 99.9))
+	settle()
 	t := launch("sediment", filepath.Join(work, "lat"))
 	defer t.stop()
 	check(createTopic(ctx, t.addr, "lat", 8))
 	lats, acks, err := latency(ctx, t.addr, "lat", 5000, d)
 	check(err)
+	m := t.metrics()
+	var buckets []string
+	for _, le := range []string{"0.0008", "0.0016", "0.0032", "0.0064", "0.0128", "0.0256", "0.0512", "+Inf"} {
+		n := m.Sum("sediment_wal_fsync_seconds_bucket", `le="`+le+`"`)
+		r.WALSyncs["le "+le] = n
+		buckets = append(buckets, fmt.Sprintf("≤%s s: %.0f", le, n))
+	}
+	fmt.Fprintf(os.Stderr, "WAL fsyncs %s\n", strings.Join(buckets, ", "))
 	sortDurations(lats)
 	sortDurations(acks)
 	for _, p := range []float64{50, 90, 99, 99.9, 100} {
@@ -80,6 +96,32 @@ func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e latency p50 %v p99 %v p99.9 %v\n", percentile(lats, 50), percentile(lats, 99), percentile(lats, 99.9))
 	fmt.Fprintf(os.Stderr, "ack latency p50 %v p99 %v p99.9 %v\n", percentile(acks, 50), percentile(acks, 99), percentile(acks, 99.9))
+}
+
+// diskSyncs appends 4 KiB to a file in dir and fdatasyncs it, every
+// half millisecond for d, and returns the fdatasync latencies, sorted.
+func diskSyncs(dir string, d time.Duration) ([]time.Duration, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "disk-probe"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	block := make([]byte, 4096)
+	var lats []time.Duration
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		if _, err := f.Write(block); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+			return nil, fmt.Errorf("fdatasync %s: %w", f.Name(), err)
+		}
+		lats = append(lats, time.Since(start))
+		time.Sleep(500 * time.Microsecond)
+	}
+	sortDurations(lats)
+	return lats, nil
 }
 
 // runPuts measures object PUTs/s with 8 and with 1,000 partitions taking

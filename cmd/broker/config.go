@@ -34,7 +34,7 @@ type serveConfig struct {
 	TailCacheBytes  int64         // --tail-cache-bytes: recent batches in memory (default 64 MiB)
 	BlockCacheBytes int64         // --block-cache-bytes: object blocks in memory (default 64 MiB)
 	WALSegmentBytes int64         // --wal-segment-bytes (default 64 MiB)
-	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches, streams and 160 MiB, -1 = none
+	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches + 160 MiB, -1 = none
 	WALMaxBytes     int64         // --wal-max-bytes: WAL backlog before produce is refused (default 1 GiB)
 	CompactTarget   int64         // --compact-target-bytes: compacted object size (default 64 MiB)
 	MaintainEvery   time.Duration // --maintain-interval: retention/compaction/GC cadence (default 30s)
@@ -69,7 +69,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", time.Hour, "age after which an object metadata never committed is deleted")
 	fs.StringVar(&c.TableCatalog, "table-catalog", "", `Iceberg catalog of table topics (sediment.table.enable=true): "" or sqlite (embedded, DATA/iceberg/catalog.db), sqlite:///PATH.db, postgres://USER:PASSWORD@HOST:PORT/DB or rest+http(s)://HOST:PORT/PREFIX?warehouse=W&credential=ID:SECRET; the tables live in the object store under tables/`)
 	fs.DurationVar(&c.TableOrphans, "table-orphan-grace", time.Hour, "age after which a table's Parquet file that no snapshot references (a commit that never landed) is deleted when its converter starts")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches, 5/8 of the block cache again and 160 MiB; -1: none")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches plus 160 MiB; -1: none")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.ConfigFile, "config", "", "optional file of `flag = value` lines")

@@ -207,9 +207,7 @@ func setMemoryLimit(cfg *serveConfig, logger *slog.Logger) {
 	}
 	limit := cfg.MemoryLimit
 	if limit == 0 {
-		// Streams of compacted segments read up to 5/8 of the block
-		// cache's size ahead (partition.Options.Streams).
-		limit = cfg.TailCacheBytes + cfg.BlockCacheBytes*13/8 + 160<<20
+		limit = cfg.TailCacheBytes + cfg.BlockCacheBytes + 160<<20
 	}
 	debug.SetMemoryLimit(limit)
 	logger.Info("memory limit set", "bytes", limit)

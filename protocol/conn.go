@@ -61,7 +61,7 @@ func (c *conn) readLoop() {
 	defer close(c.out)
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
-		frame, err := c.readFrame(br)
+		frame, held, err := c.readFrame(br)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.ctx.Err() == nil {
 				c.s.lg.Info("closing connection", "remote", c.remote, "reason", err)
@@ -71,13 +71,16 @@ func (c *conn) readLoop() {
 		}
 		r, err := c.dispatch(frame)
 		if err != nil {
+			c.s.release(held)
 			c.s.lg.Warn("closing connection on bad request", "remote", c.remote, "err", err)
 			c.cancel()
 			return
 		}
+		r.held = held
 		select {
 		case c.out <- r:
 		case <-c.ctx.Done():
+			c.s.release(held)
 			return
 		}
 		if r.closeAfter {
@@ -86,27 +89,37 @@ func (c *conn) readLoop() {
 	}
 }
 
-// readFrame reads one size-prefixed request.
-func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
+// readFrame reads one size-prefixed request, once the server's in-flight
+// budget has room for it, and returns it with the budget it holds.
+func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 	var size [4]byte
 	if _, err := io.ReadFull(br, size[:]); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))
 	if n < 8 {
-		return nil, fmt.Errorf("protocol: frame of %d bytes is too short for a request header", n)
+		return nil, 0, fmt.Errorf("protocol: frame of %d bytes is too short for a request header", n)
 	}
 	if n > c.s.cfg.MaxRequestBytes {
 		c.s.m.rejected.WithLabelValues("oversize").Inc()
-		return nil, fmt.Errorf("protocol: request of %d bytes exceeds --max-request-bytes %d", n, c.s.cfg.MaxRequestBytes)
+		return nil, 0, fmt.Errorf("protocol: request of %d bytes exceeds --max-request-bytes %d", n, c.s.cfg.MaxRequestBytes)
 	}
+	held := min(int64(n), c.s.cfg.MaxInflightBytes)
+	if !c.s.inflight.TryAcquire(held) {
+		c.s.m.inflightWaits.Inc()
+		if err := c.s.inflight.Acquire(c.ctx, held); err != nil {
+			return nil, 0, err
+		}
+	}
+	c.s.m.inflightBytes.Add(float64(held))
 	frame := make([]byte, n)
 	if _, err := io.ReadFull(br, frame); err != nil {
-		return nil, fmt.Errorf("protocol: truncated request (%d bytes announced): %w", n, err)
+		c.s.release(held)
+		return nil, 0, fmt.Errorf("protocol: truncated request (%d bytes announced): %w", n, err)
 	}
 	c.s.m.bytesIn.Add(float64(n + 4))
-	return frame, nil
+	return frame, held, nil
 }
 
 // dispatch decodes a frame and runs its handler. A panic in decoding or in
@@ -156,6 +169,7 @@ func (c *conn) writeLoop() {
 			}
 		}
 		out, err := c.answer(buf[:0], r)
+		c.s.release(r.held)
 		c.s.m.observe(r)
 		if err != nil {
 			bw.Flush() // what came before is still answered
@@ -218,6 +232,7 @@ func (c *conn) fail(err error) {
 	c.nc.Close()
 	for r := range c.out {
 		c.answer(nil, r) // runs its wait: appends already made must still settle
+		c.s.release(r.held)
 	}
 }
 

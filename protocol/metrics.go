@@ -20,6 +20,10 @@ type metrics struct {
 	bytesIn     prometheus.Counter
 	bytesOut    prometheus.Counter
 	connections prometheus.Gauge
+	// inflightBytes is the request budget held (Config.MaxInflightBytes);
+	// inflightWaits counts frames that waited for room in it.
+	inflightBytes prometheus.Gauge
+	inflightWaits prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -41,9 +45,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "sediment_network_sent_bytes_total", Help: "Response bytes written."}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sediment_connections", Help: "Open client connections."}),
+		inflightBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sediment_inflight_request_bytes", Help: "Request bytes read and not yet answered (bounded by --max-inflight-request-bytes)."}),
+		inflightWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_inflight_request_waits_total", Help: "Requests whose reading waited for room under --max-inflight-request-bytes."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.errors, m.latency, m.rejected, m.bytesIn, m.bytesOut, m.connections)
+		reg.MustRegister(m.requests, m.errors, m.latency, m.rejected, m.bytesIn, m.bytesOut, m.connections,
+			m.inflightBytes, m.inflightWaits)
 	}
 	return m
 }

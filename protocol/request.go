@@ -35,6 +35,9 @@ type request struct {
 	closeAfter bool
 	// errs counts the error codes the response carries, for metrics.
 	errs map[int16]int
+	// held is the part of the server's in-flight budget this request's
+	// frame holds until it is answered.
+	held int64
 }
 
 // ctx is the connection's context: canceled when the client goes away.

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sediment-io/sediment/groupcoord"
+	"golang.org/x/sync/semaphore"
+
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
 )
@@ -26,6 +28,14 @@ type Config struct {
 	// MaxRequestBytes bounds one request frame (default 100 MiB); a larger
 	// one closes its connection, as Kafka does (socket.request.max.bytes).
 	MaxRequestBytes int32
+	// MaxInflightBytes bounds the request bytes the server holds at once,
+	// from reading a frame until its answer is written, over all
+	// connections (default 32 MiB; Kafka's queued.max.request.bytes). A
+	// connection whose next frame does not fit waits before reading it, so
+	// producers are held back by TCP instead of filling the broker's
+	// memory while the disk or the object store is the bottleneck. A
+	// frame larger than the whole budget takes all of it.
+	MaxInflightBytes int64
 	// IdleTimeout closes connections idle this long (default 10 minutes,
 	// Kafka's connections.max.idle.ms).
 	IdleTimeout time.Duration
@@ -53,6 +63,8 @@ type Server struct {
 
 	groups *groupcoord.Coordinator // nil when it could not be opened
 
+	inflight *semaphore.Weighted // request bytes held, see Config.MaxInflightBytes
+
 	ctx    context.Context // canceled by Close
 	cancel context.CancelFunc
 
@@ -66,6 +78,9 @@ type Server struct {
 func NewServer(cfg Config, log *partition.Log, meta *metadata.Store) *Server {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = 100 << 20
+	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = 32 << 20
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 10 * time.Minute
@@ -87,10 +102,19 @@ func NewServer(cfg Config, log *partition.Log, meta *metadata.Store) *Server {
 		pids: &producerIDs{meta: meta},
 		m:    newMetrics(cfg.Registry),
 		ctx:  ctx, cancel: cancel,
-		conns: map[*conn]struct{}{},
+		conns:    map[*conn]struct{}{},
+		inflight: semaphore.NewWeighted(cfg.MaxInflightBytes),
 	}
 	s.groups = cfg.Groups
 	return s
+}
+
+// release gives back budget a request held.
+func (s *Server) release(held int64) {
+	if held > 0 {
+		s.inflight.Release(held)
+		s.m.inflightBytes.Sub(float64(held))
+	}
 }
 
 // Serve accepts connections on ln until Close. It returns nil after Close.

@@ -19,6 +19,13 @@ import (
 // answered; the reader stops reading (back-pressure) beyond it.
 const maxInFlight = 64
 
+// unbudgetedFrame is the size up to which a frame is read without taking
+// from the server's in-flight budget (Config.MaxInflightBytes): the budget
+// holds back bulk produce data, never heartbeats, fetches, offset commits
+// or metadata requests, which must get through while producers wait. Such
+// frames are bounded per connection by maxInFlight instead.
+const unbudgetedFrame = 64 << 10
+
 // writeTimeout bounds one response write to a client that stopped reading.
 const writeTimeout = time.Minute
 
@@ -106,7 +113,9 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("protocol: request of %d bytes exceeds --max-request-bytes %d", n, c.s.cfg.MaxRequestBytes)
 	}
 	held := min(int64(n), c.s.cfg.MaxInflightBytes)
-	if !c.s.inflight.TryAcquire(held) {
+	if held <= unbudgetedFrame {
+		held = 0
+	} else if !c.s.inflight.TryAcquire(held) {
 		c.s.m.inflightWaits.Inc()
 		if err := c.s.inflight.Acquire(c.ctx, held); err != nil {
 			return nil, 0, err

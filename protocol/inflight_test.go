@@ -78,6 +78,43 @@ func TestInflightBudget(t *testing.T) {
 	}
 }
 
+// TestInflightBudgetLetsSmallRequestsThrough: while producers hold the
+// whole budget, small requests (metadata, fetches, heartbeats) are still
+// read and answered; a large produce waits until the budget is free.
+func TestInflightBudgetLetsSmallRequestsThrough(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, func(s *brokerSetup) { s.cfg.MaxInflightBytes = 1 << 20 })
+	b.createTopic("small", 1, nil)
+	ctx := franzCtx(t)
+	if err := b.srv.inflight.Acquire(ctx, 1<<20); err != nil { // as if producers held it all
+		t.Fatal(err)
+	}
+	cl, adm := franzClient(t, b, kgo.DefaultProduceTopic("small"), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if _, err := adm.ListEndOffsets(ctx, "small"); err != nil {
+		t.Fatalf("metadata and list offsets with the budget taken: %v", err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("small")}).FirstErr(); err != nil {
+		t.Fatalf("small produce with the budget taken: %v", err)
+	}
+	big := make(chan error, 1)
+	value := make([]byte, 200<<10)
+	rand.Read(value)
+	go func() {
+		big <- cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr()
+	}()
+	for metricValue(t, b.srv.m.inflightWaits) == 0 { // bounded by ctx: fails below if it never waits
+		if ctx.Err() != nil {
+			t.Fatal("the 200 KiB produce never waited for the budget")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.srv.inflight.Release(1 << 20)
+	if err := <-big; err != nil {
+		t.Fatalf("large produce after the budget was freed: %v", err)
+	}
+}
+
 // metricValue reads a counter or gauge.
 func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	var out dto.Metric

@@ -34,7 +34,8 @@ type Config struct {
 	// connection whose next frame does not fit waits before reading it, so
 	// producers are held back by TCP instead of filling the broker's
 	// memory while the disk or the object store is the bottleneck. A
-	// frame larger than the whole budget takes all of it.
+	// frame larger than the whole budget takes all of it; frames of up to
+	// 64 KiB (everything but bulk produce) never wait.
 	MaxInflightBytes int64
 	// IdleTimeout closes connections idle this long (default 10 minutes,
 	// Kafka's connections.max.idle.ms).

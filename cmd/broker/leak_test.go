@@ -26,7 +26,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	cl.PollRecords(ctx, 1)
 	cl.Close()
 	tb.stop()
-	for i := 0; i < 100 && runtime.NumGoroutine() > before; i++ {
+	for i := 0; i < 100 && (runtime.NumGoroutine() > before || len(ourGoroutines()) > 0); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if leaked := ourGoroutines(); len(leaked) > 0 {

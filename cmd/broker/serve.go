@@ -60,6 +60,7 @@ type broker struct {
 	tables   *tableConverter
 	ln       net.Listener
 	http     *http.Server
+	httpDone chan struct{} // closed when http.Serve has returned
 	ready    atomic.Bool
 	serveErr chan error
 	logger   *slog.Logger
@@ -161,7 +162,11 @@ func (b *broker) startHTTP(cfg *serveConfig, reg *prometheus.Registry) error {
 		return fmt.Errorf("--http-listen %s: %w", cfg.HTTPListen, err)
 	}
 	b.http = &http.Server{Handler: b.httpHandler(reg), ReadHeaderTimeout: 10 * time.Second}
-	go b.http.Serve(ln)
+	b.httpDone = make(chan struct{})
+	go func() {
+		defer close(b.httpDone)
+		b.http.Serve(ln)
+	}()
 	return nil
 }
 
@@ -188,6 +193,7 @@ func (b *broker) close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		errs = append(errs, b.http.Shutdown(ctx))
 		cancel()
+		<-b.httpDone // Serve returns at once after Shutdown
 	}
 	err := errors.Join(errs...)
 	if err != nil {

@@ -27,10 +27,12 @@ const (
 	chunkBytes = 1 << 20
 	// streamIdle is how long an unused stream stays open.
 	streamIdle = 30 * time.Second
-	// streamStall is how long one chunk may take before the stream is
-	// abandoned (the reader falls back to the block cache, which retries).
-	streamStall = 30 * time.Second
 )
+
+// streamStall is how long one chunk may take before the stream is abandoned
+// (the reader falls back to the block cache, which retries); a variable
+// for tests.
+var streamStall = 30 * time.Second
 
 // errStreamStalled ends a stream whose store stopped sending.
 var errStreamStalled = errors.New("partition: object stream stalled")
@@ -46,10 +48,11 @@ type streamKey struct {
 // table) touches pos, pending and eof.
 type segStream struct {
 	object  string
-	pos     int64  // object position of the next byte read returns
-	pending []byte // received, not yet returned; never written into
-	eof     bool   // the object ends after pending
-	chunks  chan streamChunk
+	pos     int64            // object position of the next byte read returns
+	pending []byte           // received, not yet returned; never written into
+	eof     bool             // the object ends after pending
+	chunks  chan streamChunk // closed when the filling goroutine ends
+	ctx     context.Context  // the filling goroutine's; its cause says why it ended early
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the filling goroutine has ended
 	used    time.Time
@@ -66,6 +69,7 @@ type streamChunk struct {
 // stream is stopped or the store stalls.
 func (s *segStream) fill(ctx context.Context, body io.ReadCloser) {
 	defer close(s.done)
+	defer close(s.chunks)
 	defer body.Close()
 	unblock := context.AfterFunc(ctx, func() { body.Close() })
 	defer unblock()
@@ -107,7 +111,10 @@ func (s *segStream) read(ctx context.Context, n int64) ([]byte, error) {
 				break
 			}
 			select {
-			case c := <-s.chunks:
+			case c, ok := <-s.chunks:
+				if !ok { // stopped (stalled) before it could say so
+					return nil, fmt.Errorf("object %s at %d: stream ended: %w", s.object, s.pos+int64(len(out)), context.Cause(s.ctx))
+				}
 				if errors.Is(c.err, io.EOF) {
 					s.eof = true
 					continue
@@ -181,7 +188,7 @@ func (t *streamTable) take(ctx context.Context, object string, pos int64) (*segS
 		return nil, err
 	}
 	fctx, stop := context.WithCancelCause(context.Background())
-	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), stop: stop, done: make(chan struct{})}
+	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), ctx: fctx, stop: stop, done: make(chan struct{})}
 	go s.fill(fctx, body)
 	return s, nil
 }

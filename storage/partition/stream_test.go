@@ -3,11 +3,17 @@ package partition
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
 )
 
@@ -175,4 +181,88 @@ func TestStreamedReadsStartAnywhereAndFallBack(t *testing.T) {
 	if l.streams.open != 0 {
 		t.Fatalf("%d streams open after Close", l.streams.open)
 	}
+}
+
+// brokenStreams is a store whose streams fail after a given number of
+// bytes, as a connection dropped in the middle of a body would.
+type brokenStreams struct {
+	objectstore.Store
+	after  int64
+	opened atomic.Int64
+}
+
+var errBodyDropped = errors.New("test: connection dropped mid-body")
+
+func (s *brokenStreams) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	r, err := s.Store.OpenRange(ctx, key, off, length)
+	if err != nil {
+		return nil, err
+	}
+	s.opened.Add(1)
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(io.LimitReader(r, s.after), iotest.ErrReader(errBodyDropped)), r}, nil
+}
+
+// A stream that breaks in the middle of a read is dropped and the read is
+// served through the block cache; the next read opens a new stream where
+// the reader is. Every record still comes once, in order.
+func TestBrokenStreamFallsBackToBlockCache(t *testing.T) {
+	var broken *brokenStreams
+	_, l, tp, want := compactedEnv(t, 1, 300, func(o *Options) {
+		broken = &brokenStreams{Store: o.Store, after: 1000}
+		o.Store = broken
+	})
+	checkValues(t, "through broken streams", readRecords(t, l, tp.Partition(0), 0, 700), want[0])
+	if n := broken.opened.Load(); n < 2 {
+		t.Fatalf("%d streams opened, want one after each break", n)
+	}
+}
+
+// stallingStreams is a store whose streams stop sending after a given
+// number of bytes and hang until closed, as a store that stalls would.
+type stallingStreams struct {
+	objectstore.Store
+	after int64
+}
+
+func (s *stallingStreams) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
+	r, err := s.Store.OpenRange(ctx, key, off, length)
+	if err != nil {
+		return nil, err
+	}
+	hang := &hangReader{closed: make(chan struct{})}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(io.LimitReader(r, s.after), hang), hang}, nil
+}
+
+// hangReader blocks every Read until Close.
+type hangReader struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (h *hangReader) Read([]byte) (int, error) {
+	<-h.closed
+	return 0, errors.New("test: read on a closed body")
+}
+
+func (h *hangReader) Close() error {
+	h.once.Do(func() { close(h.closed) })
+	return nil
+}
+
+// A stream whose store stops sending is abandoned after streamStall and the
+// read is served through the block cache: the reader does not hang.
+func TestStalledStreamFallsBackToBlockCache(t *testing.T) {
+	old := streamStall
+	streamStall = 50 * time.Millisecond
+	t.Cleanup(func() { streamStall = old })
+	_, l, tp, want := compactedEnv(t, 1, 300, func(o *Options) {
+		o.Store = &stallingStreams{Store: o.Store, after: 1000}
+	})
+	checkValues(t, "through stalling streams", readRecords(t, l, tp.Partition(0), 0, 700), want[0])
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,36 +48,54 @@ func compactedEnv(t *testing.T, parts int32, chunk int64, edit func(*Options)) (
 	return e, l, tp, want
 }
 
-// readRecords reads p from offset from in reads of max bytes until the
-// object store has nothing more, checking that every read continues where
-// the last ended, and returns the record values in order.
-func readRecords(t *testing.T, l *Log, p *Partition, from int64, max int) [][]byte {
+// readInTurns reads parts in turns, one read of max bytes each per round
+// starting at the offsets in from, as a fetch of several partitions does,
+// until none reads from the object store any more. Every read must continue
+// where the last one ended. It returns each partition's record values in
+// order.
+func readInTurns(t *testing.T, l *Log, parts []*Partition, from []int64, max int) [][][]byte {
 	t.Helper()
-	var got [][]byte
-	for off := from; ; {
-		res, err := l.Read(context.Background(), p, off, max, true)
-		if err != nil {
-			t.Fatalf("read at %d: %v", off, err)
+	got := make([][][]byte, len(parts))
+	next := slices.Clone(from)
+	for range 100000 {
+		progressed := false
+		for i, p := range parts {
+			res, err := l.Read(context.Background(), p, next[i], max, true)
+			if err != nil {
+				t.Fatalf("partition %d at %d: %v", i, next[i], err)
+			}
+			if res.Source != "object" {
+				continue // at the end, or at the batch still in the tail cache
+			}
+			progressed = true
+			if !bytes.Equal(res.Contiguous, bytes.Join(res.Batches, nil)) {
+				t.Fatalf("read at %d: Contiguous is not the batches back to back", next[i])
+			}
+			for _, raw := range res.Batches {
+				vals := recordValues(t, raw)
+				base := batchBaseOffset(raw)
+				last := base + int64(readHeader(raw).LastOffsetDelta)
+				if next[i] < base || next[i] > last {
+					t.Fatalf("read at %d returned the batch %d-%d", next[i], base, last)
+				}
+				for o := next[i]; o <= last; o++ {
+					got[i] = append(got[i], vals[o])
+				}
+				next[i] = last + 1
+			}
 		}
-		if res.Source != "object" {
+		if !progressed {
 			return got
 		}
-		if !bytes.Equal(res.Contiguous, bytes.Join(res.Batches, nil)) {
-			t.Fatalf("read at %d: Contiguous is not the batches back to back", off)
-		}
-		for _, raw := range res.Batches {
-			vals := recordValues(t, raw)
-			base := batchBaseOffset(raw)
-			last := base + int64(readHeader(raw).LastOffsetDelta)
-			if off < base || off > last {
-				t.Fatalf("read at %d returned the batch %d-%d", off, base, last)
-			}
-			for o := off; o <= last; o++ {
-				got = append(got, vals[o])
-			}
-			off = last + 1
-		}
 	}
+	t.Fatal("the readers never reached the end")
+	return nil
+}
+
+// readRecords is readInTurns for one reader.
+func readRecords(t *testing.T, l *Log, p *Partition, from int64, max int) [][]byte {
+	t.Helper()
+	return readInTurns(t, l, []*Partition{p}, []int64{from}, max)[0]
 }
 
 // checkValues checks that got is want, but for up to the last upload (4
@@ -103,29 +122,7 @@ func TestCompactedReadsStreamEachObjectOnce(t *testing.T) {
 		o.Streams = 3
 	})
 	gets := e.store.Count(mem.OpGetRange)
-	got := make([][][]byte, 3)
-	next := make([]int64, 3)
-	for done := 0; done < 3; {
-		done = 0
-		for i := range int32(3) {
-			res, err := l.Read(context.Background(), tp.Partition(i), next[i], 700, true)
-			if err != nil {
-				t.Fatalf("partition %d at %d: %v", i, next[i], err)
-			}
-			if res.Source != "object" {
-				done++
-				continue
-			}
-			for _, raw := range res.Batches {
-				vals := recordValues(t, raw)
-				last := batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta)
-				for o := next[i]; o <= last; o++ {
-					got[i] = append(got[i], vals[o])
-				}
-				next[i] = last + 1
-			}
-		}
-	}
+	got := readInTurns(t, l, []*Partition{tp.Partition(0), tp.Partition(1), tp.Partition(2)}, []int64{0, 0, 0}, 700)
 	for i := range 3 {
 		checkValues(t, fmt.Sprintf("partition %d", i), got[i], want[i])
 	}
@@ -147,32 +144,7 @@ func TestStreamedReadsStartAnywhereAndFallBack(t *testing.T) {
 	checkValues(t, "after a failed open", readRecords(t, l, p1, 0, 500), want[1])
 
 	// Two readers, one stream: they take it from each other.
-	var got [2][][]byte
-	next := [2]int64{0, 7}
-	for range 1000 {
-		progressed := false
-		for i, p := range []*Partition{p0, p1} {
-			res, err := l.Read(context.Background(), p, next[i], 300, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Source != "object" {
-				continue
-			}
-			progressed = true
-			for _, raw := range res.Batches {
-				vals := recordValues(t, raw)
-				last := batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta)
-				for o := next[i]; o <= last; o++ {
-					got[i] = append(got[i], vals[o])
-				}
-				next[i] = last + 1
-			}
-		}
-		if !progressed {
-			break
-		}
-	}
+	got := readInTurns(t, l, []*Partition{p0, p1}, []int64{0, 7}, 300)
 	checkValues(t, "partition 0, sharing the stream", got[0], want[0])
 	checkValues(t, "partition 1, sharing the stream", got[1], want[1][7:])
 	if err := l.Close(); err != nil {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	miniogo "github.com/minio/minio-go/v7"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
@@ -166,7 +165,7 @@ func TestTableCrashBeforeCatalogCommitMinIO(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	crashBeforeCommit(t, t.TempDir(), store[1], store, func() int {
-		return countObjectsWithSuffix(t, srv, bucket, "crash/tables/", ".parquet")
+		return countObjects(t, srv, bucket, "crash/tables/", ".parquet")
 	})
 }
 
@@ -191,25 +190,6 @@ func crashBeforeCommit(t *testing.T, dir, storeURL string, flags []string, parqu
 	if after, got := parquet(), tableDataFiles(t, openCatalog(t, dir, storeURL), "seam"); after != len(got) {
 		t.Fatalf("%d Parquet files in the warehouse, %d referenced by the table", after, len(got))
 	}
-}
-
-// countObjectsWithSuffix counts the objects under prefix ending in suffix.
-func countObjectsWithSuffix(t *testing.T, srv *miniotest.Server, bucket, prefix, suffix string) int {
-	t.Helper()
-	client, err := srv.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for o := range client.ListObjectsIter(t.Context(), bucket, miniogo.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if o.Err != nil {
-			t.Fatalf("list %s/%s: %v", bucket, prefix, o.Err)
-		}
-		if strings.HasSuffix(o.Key, suffix) {
-			n++
-		}
-	}
-	return n
 }
 
 func numbered(from, to int) []string {

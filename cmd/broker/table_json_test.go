@@ -201,7 +201,7 @@ func TestTableJSONInferredMinIO(t *testing.T) {
 			t.Fatalf("data file %s is not in the MinIO warehouse", f)
 		}
 	}
-	if n := countObjects(t, srv, bucket, "broker/tables/"); n == 0 {
+	if n := countObjects(t, srv, bucket, "broker/tables/", ""); n == 0 {
 		t.Fatal("no object under the MinIO warehouse")
 	}
 }

@@ -27,36 +27,42 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 
 // GetRange returns up to length bytes starting at off, reading only those.
 func (s *Store) GetRange(ctx context.Context, key string, off, length int64) ([]byte, error) {
-	f, size, err := s.open(ctx, "get range", key)
+	f, n, err := s.openRange(ctx, "get range", key, off, length)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if off < 0 || length < 0 || off > size {
-		return nil, fmt.Errorf("localfs: get range %q [%d,+%d) of %d bytes: %w",
-			key, off, length, size, objectstore.ErrInvalidRange)
-	}
-	data, err := readAt(f, off, min(length, size-off))
+	data, err := readAt(f, off, n)
 	if err != nil {
 		return nil, fmt.Errorf("localfs: get range %q at %d: %w", key, off, err)
 	}
 	return data, nil
 }
 
+// openRange opens the object for a read of up to length bytes at off and
+// returns it with the number of bytes there are to read.
+func (s *Store) openRange(ctx context.Context, op, key string, off, length int64) (*os.File, int64, error) {
+	f, size, err := s.open(ctx, op, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if off < 0 || length < 0 || off > size {
+		f.Close()
+		return nil, 0, fmt.Errorf("localfs: %s %q [%d,+%d) of %d bytes: %w",
+			op, key, off, length, size, objectstore.ErrInvalidRange)
+	}
+	return f, min(length, size-off), nil
+}
+
 // OpenRange returns a reader of up to length bytes at off, read from the
 // object's file as the caller goes; it holds the file open until Close. An
 // object replaced meanwhile is read as it was when opened.
 func (s *Store) OpenRange(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
-	f, size, err := s.open(ctx, "open range", key)
+	f, n, err := s.openRange(ctx, "open range", key, off, length)
 	if err != nil {
 		return nil, err
 	}
-	if off < 0 || length < 0 || off > size {
-		f.Close()
-		return nil, fmt.Errorf("localfs: open range %q [%d,+%d) of %d bytes: %w",
-			key, off, length, size, objectstore.ErrInvalidRange)
-	}
-	return &fileRange{SectionReader: io.NewSectionReader(f, off, min(length, size-off)), f: f, key: key}, nil
+	return &fileRange{SectionReader: io.NewSectionReader(f, off, n), f: f, key: key}, nil
 }
 
 // fileRange is an OpenRange reader: a section of an open file. A short read

@@ -53,11 +53,14 @@ func (s *Store) OpenRange(ctx context.Context, key string, off, length int64) (i
 	if off < 0 || length < 0 {
 		return nil, fmt.Errorf("%s: open range %s [%d,+%d): %w", s.name, s.where(key), off, length, objectstore.ErrInvalidRange)
 	}
-	if length == 0 {
+	empty := func() (io.ReadCloser, error) { // as GetRange answers ranges with no bytes
 		if _, err := s.emptyRange(ctx, key, off); err != nil {
 			return nil, err
 		}
 		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	if length == 0 {
+		return empty()
 	}
 	var body *streamBody
 	_, err := s.do(ctx, "open range", 0, func(a *attempt) error {
@@ -77,14 +80,10 @@ func (s *Store) OpenRange(ctx context.Context, key string, off, length int64) (i
 		return nil
 	})
 	if err != nil {
-		err = s.fail("open range", key, err, false)
-		if !errors.Is(err, objectstore.ErrInvalidRange) {
-			return nil, err
+		if err = s.fail("open range", key, err, false); errors.Is(err, objectstore.ErrInvalidRange) {
+			return empty()
 		}
-		if _, err := s.emptyRange(ctx, key, off); err != nil {
-			return nil, err
-		}
-		return io.NopCloser(bytes.NewReader(nil)), nil
+		return nil, err
 	}
 	return body, nil
 }

@@ -32,6 +32,9 @@ type report struct {
 	Sediment      sedimentFigures    `json:"sediment"`
 	LatencyMs     map[string]float64 `json:"e2e_latency_ms_at_5000_rps"`
 	AckLatencyMs  map[string]float64 `json:"produce_ack_latency_ms_at_5000_rps"`
+	// KfakeLatencyMs is the same latency run against kfake (in memory, no
+	// durability): what the clients and the two shared cores cost alone.
+	KfakeLatencyMs map[string]float64 `json:"kfake_e2e_latency_ms_at_5000_rps"`
 	// DiskSyncMs is the baseline for the latencies: 4 KiB appends, each
 	// followed by fdatasync, on the data directory's disk with nothing
 	// else running, just before the latency run. An acks=all record waits
@@ -66,7 +69,7 @@ func main() {
 	defer os.RemoveAll(work)
 	bin, err = buildBroker(ctx, work)
 	check(err)
-	r := report{Machine: probe.Machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{},
+	r := report{Machine: probe.Machine(), ThroughputMBs: map[string]float64{}, LatencyMs: map[string]float64{}, AckLatencyMs: map[string]float64{}, KfakeLatencyMs: map[string]float64{},
 		DiskSyncMs: map[string]float64{}, WALSyncs: map[string]float64{}, PutsPerSec: map[string]float64{}}
 	run := func(part string) bool {
 		settle() // earlier parts' dirty pages must not slow this one

@@ -96,6 +96,18 @@ func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e latency p50 %v p99 %v p99.9 %v\n", percentile(lats, 50), percentile(lats, 99), percentile(lats, 99.9))
 	fmt.Fprintf(os.Stderr, "ack latency p50 %v p99 %v p99.9 %v\n", percentile(acks, 50), percentile(acks, 99), percentile(acks, 99.9))
+
+	k, err := launchKfake(false)
+	check(err)
+	defer k.stop()
+	check(createTopic(ctx, k.addr, "lat", 8))
+	lats, _, err = latency(ctx, k.addr, "lat", 5000, d)
+	check(err)
+	sortDurations(lats)
+	for _, p := range []float64{50, 90, 99, 99.9, 100} {
+		r.KfakeLatencyMs[fmt.Sprintf("p%g", p)] = float64(percentile(lats, p).Microseconds()) / 1000
+	}
+	fmt.Fprintf(os.Stderr, "kfake e2e latency p50 %v p99 %v p99.9 %v\n", percentile(lats, 50), percentile(lats, 99), percentile(lats, 99.9))
 }
 
 // diskSyncs appends 4 KiB to a file in dir and fdatasyncs it, every

@@ -146,6 +146,7 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 	if budget <= 0 {
 		budget = 1 << 30
 	}
+	r.records = r.records[:0]
 	for _, t := range targets {
 		if t.part == nil {
 			continue
@@ -167,30 +168,15 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
 		t.resp.LogStartOffset = res.LogStartOffset
 		t.resp.ErrorCode = errorCode(err)
-		t.resp.RecordBatches = res.Contiguous
-		if t.resp.RecordBatches == nil {
-			t.resp.RecordBatches = concatBatches(res.Batches)
+		t.resp.RecordBatches = noRecords
+		switch {
+		case res.Contiguous != nil:
+			r.records = append(r.records, fetchRecords{t.resp, [][]byte{res.Contiguous}})
+		case len(res.Batches) > 0:
+			r.records = append(r.records, fetchRecords{t.resp, res.Batches})
 		}
 		total += res.Bytes
 		failed = failed || err != nil
 	}
 	return total, failed
-}
-
-func concatBatches(batches [][]byte) []byte {
-	switch len(batches) {
-	case 0:
-		return noRecords
-	case 1:
-		return batches[0]
-	}
-	n := 0
-	for _, b := range batches {
-		n += len(b)
-	}
-	out := make([]byte, 0, n)
-	for _, b := range batches {
-		out = append(out, b...)
-	}
-	return out
 }

@@ -166,7 +166,8 @@ func (c *conn) handleFrame(frame []byte) (*request, error) {
 // writeLoop answers requests in order, running each one's wait first. It
 // flushes before any wait (an answer must never sit in the buffer while the
 // next request waits for its fsync or long poll) and whenever no further
-// answer is queued.
+// answer is queued. An answer that holds record batches by reference (a
+// fetch) is written with one writev after what is buffered.
 func (c *conn) writeLoop() {
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	var buf []byte
@@ -177,7 +178,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 		}
-		out, err := c.answer(buf[:0], r)
+		out, frame, err := c.answer(buf[:0], r)
 		c.s.release(r.held)
 		c.s.m.observe(r)
 		if err != nil {
@@ -190,11 +191,10 @@ func (c *conn) writeLoop() {
 		}
 		buf = out
 		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := bw.Write(buf); err != nil {
+		if err := c.write(bw, out, frame); err != nil {
 			c.fail(err)
 			return
 		}
-		c.s.m.bytesOut.Add(float64(len(buf)))
 		if len(c.out) == 0 {
 			if err := bw.Flush(); err != nil {
 				c.fail(err)
@@ -205,13 +205,29 @@ func (c *conn) writeLoop() {
 	bw.Flush()
 }
 
+// write sends one answer: enc through bw, or, when the answer is held as
+// frame (see encodeResponse), frame with one writev after flushing bw.
+func (c *conn) write(bw *bufio.Writer, enc []byte, frame net.Buffers) error {
+	if frame == nil {
+		c.s.m.bytesOut.Add(float64(len(enc)))
+		_, err := bw.Write(enc)
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	n, err := frame.WriteTo(c.nc)
+	c.s.m.bytesOut.Add(float64(n))
+	return err
+}
+
 // answer runs r's wait and encodes its response into buf (nothing for a
 // request Kafka does not answer). An error ends the connection: an
 // unanswered request that failed (an acks=0 produce, see
 // request.closeAfter), or a panic, which is a bug and, as in dispatch, is
 // logged with its stack and closes only this connection: the writer must
 // not take the whole broker down.
-func (c *conn) answer(buf []byte, r *request) (_ []byte, err error) {
+func (c *conn) answer(buf []byte, r *request) (_ []byte, _ net.Buffers, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.s.lg.Error("panic while answering request", "remote", c.remote, "api", kmsg.NameForKey(r.key),
@@ -223,12 +239,13 @@ func (c *conn) answer(buf []byte, r *request) (_ []byte, err error) {
 		r.wait()
 	}
 	if !r.noResponse {
-		return encodeResponse(buf, r), nil
+		buf, frame := encodeResponse(buf, r)
+		return buf, frame, nil
 	}
 	if r.closeAfter || len(r.errs) > 0 {
-		return buf, fmt.Errorf("protocol: unanswered %s failed: %s", kmsg.NameForKey(r.key), errCodeNames(r.errs))
+		return buf, nil, fmt.Errorf("protocol: unanswered %s failed: %s", kmsg.NameForKey(r.key), errCodeNames(r.errs))
 	}
-	return buf, nil
+	return buf, nil, nil
 }
 
 // fail ends the connection after a write error, draining the queue so the
@@ -245,10 +262,22 @@ func (c *conn) fail(err error) {
 	}
 }
 
-// encodeResponse frames r's response: size, correlation id, the response
-// header's tagged fields when flexible (never for ApiVersions, whose
-// response header is always v0), then the body.
-func encodeResponse(buf []byte, r *request) []byte {
+// encodeResponse frames r's response into buf and returns it. An answer
+// with record batches (a fetch that found data) is returned as frame too:
+// the buffers that make up the whole frame, in order, some of them in buf,
+// the others the batches themselves (see encodeFetchFrame). frame is nil
+// when buf holds the whole frame.
+func encodeResponse(buf []byte, r *request) (_ []byte, frame net.Buffers) {
+	if len(r.records) > 0 {
+		return encodeFetchFrame(buf, r)
+	}
+	return appendResponse(buf, r), nil
+}
+
+// appendResponse appends r's response to buf, framed: size, correlation
+// id, the response header's tagged fields when flexible (never for
+// ApiVersions, whose response header is always v0), then the body.
+func appendResponse(buf []byte, r *request) []byte {
 	buf = append(buf, 0, 0, 0, 0)
 	buf = binary.BigEndian.AppendUint32(buf, uint32(r.corrID))
 	if r.resp.IsFlexible() && r.resp.Key() != int16(kmsg.ApiVersions) {

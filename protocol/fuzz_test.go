@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,7 +117,15 @@ func (fb *fuzzBroker) handle(t *testing.T, frame []byte) {
 		r.wait()
 		leave.Stop()
 	}
-	checkEncodedResponse(t, r, encodeResponse(nil, r))
+	checkEncodedResponse(t, r, frameBytes(encodeResponse(nil, r)))
+}
+
+// frameBytes joins an answer from encodeResponse into one slice.
+func frameBytes(enc []byte, frame net.Buffers) []byte {
+	if frame == nil {
+		return enc
+	}
+	return bytes.Join(frame, nil)
 }
 
 // checkEncodedResponse asserts that an encoded answer is framed right and

@@ -35,6 +35,9 @@ type request struct {
 	closeAfter bool
 	// errs counts the error codes the response carries, for metrics.
 	errs map[int16]int
+	// records are a fetch answer's record batches, by partition, which
+	// encodeResponse writes from where they are instead of copying them.
+	records []fetchRecords
 	// held is the part of the server's in-flight budget this request's
 	// frame holds until it is answered.
 	held int64

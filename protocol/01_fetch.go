@@ -170,8 +170,8 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		t.resp.ErrorCode = errorCode(err)
 		t.resp.RecordBatches = noRecords
 		switch {
-		case res.Contiguous != nil:
-			r.records = append(r.records, fetchRecords{t.resp, [][]byte{res.Contiguous}})
+		case res.Wire != nil:
+			r.records = append(r.records, fetchRecords{t.resp, res.Wire})
 		case len(res.Batches) > 0:
 			r.records = append(r.records, fetchRecords{t.resp, res.Batches})
 		}

@@ -63,8 +63,9 @@ type Options struct {
 	// Streams bounds the open streams of compacted segments (see
 	// stream.go; default one per 8 MiB of BlockCacheBytes, at least 2),
 	// each reading up to StreamReadahead bytes ahead of its reader
-	// (default 4 MiB) plus the chunk it is filling: with the defaults 8
-	// streams, 40 MiB. Streams < 0 reads everything through the block
+	// (default 8 MiB, as much as a fetch asks of one partition with
+	// fetch.max.partition.bytes at 8 MiB) plus the chunk it is filling:
+	// with the defaults 8 streams, 72 MiB. Streams < 0 reads everything through the block
 	// cache.
 	Streams         int
 	StreamReadahead int64
@@ -129,7 +130,7 @@ func (o *Options) setDefaults() {
 		o.Streams = 0
 	}
 	if o.StreamReadahead <= 0 {
-		o.StreamReadahead = 4 << 20
+		o.StreamReadahead = 8 << 20
 	}
 	o.setLifecycleDefaults()
 	if o.Logger == nil {

@@ -42,23 +42,21 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if err != nil {
 		return res, err
 	}
-	return l.objectResult(res, seg, pos, data, next)
+	return l.objectResult(res, seg, pos, spans{data}, next)
 }
 
 // objectResult fills res with the batches read at pos of seg's region and
 // leaves a seek hint for the read that continues after them.
-func (l *Log) objectResult(res FetchResult, seg metadata.Segment, pos int64, data []byte, next int64) (FetchResult, error) {
-	if len(data) == 0 {
+func (l *Log) objectResult(res FetchResult, seg metadata.Segment, pos int64, data spans, next int64) (FetchResult, error) {
+	n := data.size()
+	if n == 0 {
 		return res, nil
 	}
-	if end := pos + int64(len(data)); end < seg.Len {
+	if end := pos + n; end < seg.Len {
 		l.seeks.put(seekKey{seg.Object, seg.Pos, next}, end)
 	}
-	err := splitBatches(data, func(_, _ int64, raw []byte) bool {
-		res.Batches = append(res.Batches, raw)
-		return true
-	})
-	res.Bytes, res.Source, res.Contiguous = len(data), "object", data
+	batches, err := data.batches()
+	res.Batches, res.Bytes, res.Source, res.Wire = batches, int(n), "object", data
 	l.m.fetchSource.WithLabelValues("object").Inc()
 	return res, err
 }
@@ -69,7 +67,7 @@ func (l *Log) objectResult(res FetchResult, seg metadata.Segment, pos int64, dat
 // readPassing does, and the region position they start at. ok is false
 // when no stream could be had or it broke; the caller then reads through
 // the block cache, whose GETs are retried.
-func (l *Log) readStreamed(ctx context.Context, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) (data []byte, next, at int64, ok bool) {
+func (l *Log) readStreamed(ctx context.Context, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) (data spans, next, at int64, ok bool) {
 	st, err := l.streams.take(ctx, seg.Object, seg.Pos+pos)
 	if err != nil || st == nil {
 		return nil, 0, 0, false
@@ -87,24 +85,25 @@ func (l *Log) readStreamed(ctx context.Context, seg metadata.Segment, pos, offse
 }
 
 // readStream is readStreamed once it holds st.
-func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) ([]byte, int64, int64, error) {
+func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) (spans, int64, int64, error) {
 	for { // skip the batches before the one holding offset
 		if seg.Len-pos < batchHeaderLen {
 			return nil, 0, 0, fmt.Errorf("object %s has no batch with offset %d", seg.Object, offset)
 		}
-		h, err := st.read(ctx, batchHeaderLen)
+		hs, err := st.read(ctx, batchHeaderLen)
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		if len(h) < batchHeaderLen {
+		if hs.size() < batchHeaderLen {
 			return nil, 0, 0, fmt.Errorf("object %s: truncated batch at %d", seg.Object, seg.Pos+pos)
 		}
+		h := hs.at(0, batchHeaderLen)
 		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
 		if size < batchHeaderLen || size > seg.Len-pos {
 			return nil, 0, 0, fmt.Errorf("object %s: bad batch length at %d", seg.Object, seg.Pos+pos)
 		}
 		if batchBaseOffset(h)+int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:]))) >= offset {
-			st.unread(h)
+			st.unread(hs)
 			break
 		}
 		if _, err := st.read(ctx, size-batchHeaderLen); err != nil {
@@ -117,7 +116,7 @@ func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segmen
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if int64(len(data)) < n {
+	if data.size() < n {
 		return nil, 0, 0, fmt.Errorf("object %s ends before byte %d", seg.Object, seg.Pos+pos+n)
 	}
 	end, next, cut, err := wholeBatches(data, seg, pos, endOffset)
@@ -125,7 +124,7 @@ func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segmen
 		return nil, 0, 0, err
 	}
 	if end == 0 && cut > 0 && first { // a first batch larger than maxBytes comes whole (KIP-74)
-		rest, err := st.read(ctx, cut-int64(len(data)))
+		rest, err := st.read(ctx, cut-data.size())
 		if err != nil {
 			return nil, 0, 0, err
 		}
@@ -134,28 +133,29 @@ func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segmen
 			return nil, 0, 0, fmt.Errorf("object %s ends inside the batch at %d: %v", seg.Object, seg.Pos+pos, err)
 		}
 	}
-	st.unread(data[end:])
-	return data[:end], next, pos, nil
+	st.unread(data.cut(end, data.size()))
+	return data.cut(0, end), next, pos, nil
 }
 
 // wholeBatches returns where the run of whole batches at the start of data
 // (read at pos of seg's region) ends, before endOffset, and the offset
 // after them; cut is the size of the batch data ends inside, 0 if none.
-func wholeBatches(data []byte, seg metadata.Segment, pos, endOffset int64) (end, next, cut int64, err error) {
-	for end+batchHeaderLen <= int64(len(data)) {
-		h := data[end:]
-		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
-		if size < batchHeaderLen || size > seg.Len-pos-end {
+func wholeBatches(data spans, seg metadata.Segment, pos, endOffset int64) (end, next, cut int64, err error) {
+	size := data.size()
+	for end+batchHeaderLen <= size {
+		h := data.at(end, batchHeaderLen)
+		n := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+		if n < batchHeaderLen || n > seg.Len-pos-end {
 			return 0, 0, 0, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos+end)
 		}
 		last := batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
 		if last >= endOffset {
 			break
 		}
-		if end+size > int64(len(data)) {
-			return end, next, size, nil
+		if end+n > size {
+			return end, next, n, nil
 		}
-		end, next = end+size, last+1
+		end, next = end+n, last+1
 	}
 	return end, next, 0, nil
 }
@@ -188,7 +188,7 @@ func (l *Log) readPassing(ctx context.Context, seg metadata.Segment, pos, endOff
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	end, next, cut, err := wholeBatches(data, seg, pos, endOffset)
+	end, next, cut, err := wholeBatches(spans{data}, seg, pos, endOffset)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -56,10 +56,10 @@ func (l *Log) readWALBatch(pos wal.Pos) ([]byte, error) {
 // FetchResult is what one partition returns to a fetch.
 type FetchResult struct {
 	Batches [][]byte // whole batches, the first containing the fetch offset
-	// Contiguous, when set, holds Batches back to back in one slice (a
-	// read from the object store), for a caller that wants them so
-	// without copying.
-	Contiguous     []byte
+	// Wire, when set, holds the bytes of Batches back to back in the
+	// fewer, larger slices they sit in (a read from the object store),
+	// for a caller that writes them out without copying.
+	Wire           [][]byte
 	Bytes          int
 	HighWatermark  int64
 	LogStartOffset int64

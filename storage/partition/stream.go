@@ -22,12 +22,11 @@ import (
 // the multi-partition upload objects, whose blocks many readers share, and
 // for compacted segments when every stream is taken.
 
-const (
-	// chunkBytes is the unit a stream reads ahead in.
-	chunkBytes = 1 << 20
-	// streamIdle is how long an unused stream stays open.
-	streamIdle = 30 * time.Second
-)
+// streamIdle is how long an unused stream stays open.
+const streamIdle = 30 * time.Second
+
+// chunkBytes is the unit a stream reads ahead in; a variable for tests.
+var chunkBytes = 1 << 20
 
 // streamStall is how long one chunk may take before the stream is abandoned
 // (the reader falls back to the block cache, which retries); a variable
@@ -49,7 +48,7 @@ type streamKey struct {
 type segStream struct {
 	object  string
 	pos     int64            // object position of the next byte read returns
-	pending []byte           // received, not yet returned; never written into
+	pending spans            // received, not yet returned; never written into
 	eof     bool             // the object ends after pending
 	chunks  chan streamChunk // closed when the filling goroutine ends
 	ctx     context.Context  // the filling goroutine's; its cause says why it ended early
@@ -101,11 +100,11 @@ func (s *segStream) fill(ctx context.Context, body io.ReadCloser) {
 	}
 }
 
-// read returns the next n bytes in a new slice, fewer if the object ends
-// first.
-func (s *segStream) read(ctx context.Context, n int64) ([]byte, error) {
-	out := make([]byte, 0, n)
-	for int64(len(out)) < n {
+// read returns the next n bytes, fewer if the object ends first, in the
+// chunks they arrived in.
+func (s *segStream) read(ctx context.Context, n int64) (spans, error) {
+	var out spans
+	for got := int64(0); got < n; {
 		if len(s.pending) == 0 {
 			if s.eof {
 				break
@@ -113,35 +112,38 @@ func (s *segStream) read(ctx context.Context, n int64) ([]byte, error) {
 			select {
 			case c, ok := <-s.chunks:
 				if !ok { // stopped (stalled) before it could say so
-					return nil, fmt.Errorf("object %s at %d: stream ended: %w", s.object, s.pos+int64(len(out)), context.Cause(s.ctx))
+					return nil, fmt.Errorf("object %s at %d: stream ended: %w", s.object, s.pos+got, context.Cause(s.ctx))
 				}
 				if errors.Is(c.err, io.EOF) {
 					s.eof = true
 					continue
 				}
 				if c.err != nil {
-					return nil, fmt.Errorf("object %s at %d: %w", s.object, s.pos+int64(len(out)), c.err)
+					return nil, fmt.Errorf("object %s at %d: %w", s.object, s.pos+got, c.err)
 				}
-				s.pending = c.data
+				s.pending = append(s.pending, c.data)
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		}
-		k := min(int64(len(s.pending)), n-int64(len(out)))
-		out = append(out, s.pending[:k]...)
-		s.pending = s.pending[k:]
+		b := s.pending[0]
+		k := min(int64(len(b)), n-got)
+		out = append(out, b[:k])
+		if s.pending[0] = b[k:]; len(s.pending[0]) == 0 {
+			s.pending = s.pending[1:]
+		}
+		got += k
 	}
-	s.pos += int64(len(out))
+	s.pos += out.size()
 	return out, nil
 }
 
 // unread puts back the tail of what read returned last.
-func (s *segStream) unread(tail []byte) {
-	if len(tail) == 0 {
-		return
+func (s *segStream) unread(tail spans) {
+	if n := tail.size(); n > 0 {
+		s.pending = append(append(spans(nil), tail...), s.pending...)
+		s.pos -= n
 	}
-	s.pending = append(tail[:len(tail):len(tail)], s.pending...)
-	s.pos -= int64(len(tail))
 }
 
 // streamTable holds the open streams, at most max of them, idle or taken.
@@ -158,7 +160,7 @@ type streamTable struct {
 }
 
 func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
-	return &streamTable{store: store, max: limit, ahead: int(max(ahead/chunkBytes, 1)), m: m,
+	return &streamTable{store: store, max: limit, ahead: int(max(ahead/int64(chunkBytes), 1)), m: m,
 		idle: map[streamKey]*segStream{}}
 }
 

@@ -68,8 +68,8 @@ func readInTurns(t *testing.T, l *Log, parts []*Partition, from []int64, max int
 				continue // at the end, or at the batch still in the tail cache
 			}
 			progressed = true
-			if !bytes.Equal(res.Contiguous, bytes.Join(res.Batches, nil)) {
-				t.Fatalf("read at %d: Contiguous is not the batches back to back", next[i])
+			if !bytes.Equal(bytes.Join(res.Wire, nil), bytes.Join(res.Batches, nil)) {
+				t.Fatalf("read at %d: Wire is not the batches back to back", next[i])
 			}
 			for _, raw := range res.Batches {
 				vals := recordValues(t, raw)
@@ -128,6 +128,26 @@ func TestCompactedReadsStreamEachObjectOnce(t *testing.T) {
 	}
 	if n := e.store.Count(mem.OpGetRange) - gets; n != 3 {
 		t.Fatalf("%d GETs for 3 compacted objects read sequentially, want 3", n)
+	}
+}
+
+// Batches that cross the chunks a stream reads in come out whole and in
+// order; the fetch gets them without the chunks being joined.
+func TestStreamedBatchesCrossChunks(t *testing.T) {
+	old := chunkBytes
+	chunkBytes = 97 // smaller than a batch, and never a multiple of one
+	t.Cleanup(func() { chunkBytes = old })
+	e, l, tp, want := compactedEnv(t, 2, 300, func(o *Options) {
+		o.StreamReadahead = 1000
+		o.Streams = 2
+	})
+	gets := e.store.Count(mem.OpGetRange)
+	got := readInTurns(t, l, []*Partition{tp.Partition(0), tp.Partition(1)}, []int64{0, 0}, 700)
+	for i := range 2 {
+		checkValues(t, fmt.Sprintf("partition %d", i), got[i], want[i])
+	}
+	if n := e.store.Count(mem.OpGetRange) - gets; n != 2 {
+		t.Fatalf("%d GETs for 2 compacted objects read sequentially, want 2", n)
 	}
 }
 

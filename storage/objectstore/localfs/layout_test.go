@@ -1,11 +1,13 @@
 package localfs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -181,5 +183,36 @@ func TestClosed(t *testing.T) {
 	err = s.List(context.Background(), "", func(objectstore.Info) bool { return true })
 	if !errors.Is(err, localfs.ErrClosed) {
 		t.Errorf("List after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Objects are written in 1 MiB steps handed to the disk one by one; every
+// size around the step reads back whole, and no temp file is left.
+func TestPutInSteps(t *testing.T) {
+	dir := t.TempDir()
+	s, err := localfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, n := range []int{0, 1, 1<<20 - 1, 1 << 20, 1<<20 + 1, 3<<20 + 17} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*7 + n)
+		}
+		key := "steps/" + strconv.Itoa(n)
+		if _, err := s.Put(ctx, key, data, objectstore.Condition{IfAbsent: true}); err != nil {
+			t.Fatalf("put %d bytes: %v", n, err)
+		}
+		got, err := s.Get(ctx, key)
+		if err != nil {
+			t.Fatalf("get %d bytes: %v", n, err)
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: read back %d bytes that differ", n, len(got))
+		}
+	}
+	if got := files(t, dir); len(got) != 6 {
+		t.Fatalf("files after 6 puts: %v", got)
 	}
 }

@@ -3,6 +3,8 @@ package metadata_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -88,7 +90,13 @@ func TestObjectReferencesFollowSegments(t *testing.T) {
 	}
 	// Deleting the topic releases its last object.
 	tp, _, _ := s.Topic(ctx, "t")
-	if err := s.DeleteTopic(ctx, tp, 0); err != nil {
+	if err := s.DeleteTopic(ctx, tp); err != nil {
+		t.Fatal(err)
+	}
+	if refs(t, s, "o3") != 1 {
+		t.Fatal("object of a deleted topic released before its index")
+	}
+	if err := s.ReleaseDeletedTopics(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	if refs(t, s, "o3") != 0 {
@@ -96,5 +104,91 @@ func TestObjectReferencesFollowSegments(t *testing.T) {
 	}
 	if known, _ := s.ObjectKnown(ctx, "o3"); !known {
 		t.Fatal("object of a deleted topic is neither referenced nor garbage")
+	}
+}
+
+// Deleting a topic frees its name and stops commits to it at once; its
+// index is released in chunks afterwards, by a later call too (a crash in
+// between, here a store reopened on the same file), and only the objects
+// no other topic still uses become garbage.
+func TestDeleteTopicReleasesIndexLater(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	open := func() *metadata.Store {
+		kv, err := metadata.OpenBolt(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return metadata.NewStore(kv)
+	}
+	s := open()
+	gone, kept := metadata.NewTopicID(), metadata.NewTopicID()
+	if err := s.CreateTopic(ctx, metadata.Topic{Name: "gone", ID: gone, Partitions: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTopic(ctx, metadata.Topic{Name: "kept", ID: kept, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// 200 objects of one segment per partition: 800 index entries, more
+	// than three chunks. The last object also holds a segment of the
+	// topic that stays.
+	for i := range int64(200) {
+		var commits []metadata.SegmentCommit
+		for p := range int32(4) {
+			commits = append(commits, metadata.SegmentCommit{Segment: metadata.Segment{
+				Topic: gone, Partition: p, BaseOffset: i * 10, EndOffset: i*10 + 10, Object: fmt.Sprintf("o%d", i), Len: 10}})
+		}
+		if i == 199 {
+			commits = append(commits, metadata.SegmentCommit{Segment: metadata.Segment{
+				Topic: kept, BaseOffset: 0, EndOffset: 10, Object: "o199", Len: 10}})
+		}
+		if _, err := s.CommitSegments(ctx, commits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp, _, _ := s.Topic(ctx, "gone")
+	if err := s.DeleteTopic(ctx, tp); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Topic(ctx, "gone"); ok {
+		t.Fatal("deleted topic still listed")
+	}
+	skipped, err := s.CommitSegments(ctx, []metadata.SegmentCommit{{Segment: metadata.Segment{
+		Topic: gone, BaseOffset: 2000, EndOffset: 2010, Object: "late", Len: 10}}})
+	if err != nil || len(skipped) != 1 {
+		t.Fatalf("commit to a deleted topic: skipped %v, err %v", skipped, err)
+	}
+	if refs(t, s, "o0") != 4 {
+		t.Fatalf("o0 has %d references before the release, want 4", refs(t, s, "o0"))
+	}
+	s.Close()
+
+	s = open()
+	defer s.Close()
+	if err := s.ReleaseDeletedTopics(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(4) {
+		if segs, _ := s.Segments(ctx, gone, p, 0, 0); len(segs) != 0 {
+			t.Fatalf("partition %d: %d index entries left", p, len(segs))
+		}
+	}
+	for i := range 199 {
+		if obj := fmt.Sprintf("o%d", i); refs(t, s, obj) != 0 {
+			t.Fatalf("%s still referenced", obj)
+		}
+	}
+	if refs(t, s, "o199") != 1 {
+		t.Fatalf("o199 has %d references, want the kept topic's 1", refs(t, s, "o199"))
+	}
+	garbage, _ := s.Garbage(ctx, 0)
+	if len(garbage) != 200 { // o0..o198, and "late", garbage at once
+		t.Fatalf("%d garbage objects, want 200", len(garbage))
+	}
+	if err := s.ReleaseDeletedTopics(ctx, 0); err != nil { // nothing left: a no-op
+		t.Fatal(err)
+	}
+	if g, _ := s.Garbage(ctx, 0); len(g) != 200 {
+		t.Fatalf("a second release changed the garbage: %d", len(g))
 	}
 }

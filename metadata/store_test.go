@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -50,7 +49,7 @@ func TestTopicLifecycle(t *testing.T) {
 	if err != nil || len(all) != 1 || all[0].Partitions != 5 {
 		t.Fatalf("topics: %+v err=%v", all, err)
 	}
-	if err := s.DeleteTopic(ctx, all[0], time.Minute); err != nil {
+	if err := s.DeleteTopic(ctx, all[0]); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.PartitionState(ctx, topic.ID, 0); ok {

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -68,41 +69,107 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 	return nil
 }
 
-// DeleteTopic removes the topic, its partition states and its object index
-// if it is still at t.Version. Objects its segments referenced lose those
-// references (and become garbage when nothing else uses them).
-func (s *Store) DeleteTopic(ctx context.Context, t Topic, grace time.Duration) error {
-	for range maxCASRetries {
-		items, err := s.kv.Range(ctx, indexPrefix(t.ID), PrefixEnd(indexPrefix(t.ID)), 0, false)
+// DeleteTopic deletes the topic in one small transaction: the topic and
+// its partitions' states go, and a DeletedTopic record says that its index
+// is still to be released. From then on the name is free, and a commit for
+// one of its partitions finds no state and is skipped, so nothing is added
+// to the index any more. ReleaseDeletedTopic then drops the index a chunk
+// at a time, and with it the topic's references to objects. Until then the
+// objects stay: a crash in between only delays their release (the
+// maintenance loop runs ReleaseDeletedTopics). One transaction over the
+// whole index would conflict with every upload and compaction of a busy
+// topic of thousands of partitions.
+func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
+	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: t.Version}}, []Op{
+		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)),
+		putJSON(deletedTopicKey(t.ID), DeletedTopic{Name: t.Name, ID: t.ID}),
+	})
+	if err != nil {
+		return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err)
+	}
+	return nil
+}
+
+// DeletedTopic is the record of a deleted topic whose index is not
+// released yet.
+type DeletedTopic struct {
+	Name string  `json:"name"`
+	ID   TopicID `json:"id"`
+}
+
+func deletedTopicKey(id TopicID) string { return "deleted-topics/" + id.String() }
+
+// releaseChunk is how many index entries one transaction of
+// ReleaseDeletedTopic drops.
+const releaseChunk = 256
+
+// ReleaseDeletedTopic drops the index of a topic DeleteTopic deleted, a
+// chunk of entries per transaction, lowering the references of the objects
+// they point into (an object no longer referenced becomes garbage, deleted
+// after grace), and then the topic's DeletedTopic record.
+func (s *Store) ReleaseDeletedTopic(ctx context.Context, id TopicID, grace time.Duration) error {
+	// Each chunk removes at least one entry, and nothing adds any: the
+	// bound is far above any index.
+	for range 1 << 24 {
+		done, err := s.releaseIndexChunk(ctx, id, grace)
 		if err != nil {
+			return fmt.Errorf("metadata: release deleted topic %s: %w", id, err)
+		}
+		if done {
+			_, err := s.kv.Txn(ctx, nil, []Op{Delete(deletedTopicKey(id))})
 			return err
 		}
+	}
+	return fmt.Errorf("metadata: release deleted topic %s: index never ends", id)
+}
+
+// releaseIndexChunk drops up to releaseChunk of the topic's index entries
+// and reports whether there were none left.
+func (s *Store) releaseIndexChunk(ctx context.Context, id TopicID, grace time.Duration) (done bool, err error) {
+	for range maxCASRetries {
+		items, err := s.kv.Range(ctx, indexPrefix(id), PrefixEnd(indexPrefix(id)), releaseChunk, false)
+		if err != nil || len(items) == 0 {
+			return err == nil, err
+		}
 		delta := map[string]int{}
-		conds := []Cond{{Key: topicKey(t.Name), Version: t.Version}}
+		var conds []Cond
+		var ops []Op
 		for _, it := range items {
 			var seg Segment
 			if err := jsonDecode(it, &seg); err != nil {
-				return err
+				return false, err
 			}
 			delta[seg.Object]--
 			conds = append(conds, Cond{Key: it.Key, Version: it.Version})
+			ops = append(ops, Delete(it.Key))
 		}
 		rc, ro, err := s.refPlan(ctx, delta, grace)
-		if err != nil {
-			return err
-		}
-		ops := []Op{Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(indexPrefix(t.ID))}
-		_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
 		if err == nil {
-			return nil
+			_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
 		}
 		if !IsConflict(err) {
-			return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err)
-		}
-		cur, ok, gerr := s.Topic(ctx, t.Name)
-		if gerr != nil || !ok || cur.Version != t.Version {
-			return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err) // the topic itself changed
+			return false, err
 		}
 	}
-	return fmt.Errorf("metadata: delete topic %q: %w", t.Name, ErrTooManyRetries)
+	return false, ErrTooManyRetries
+}
+
+// ReleaseDeletedTopics runs ReleaseDeletedTopic for every deleted topic
+// whose index is not released yet.
+func (s *Store) ReleaseDeletedTopics(ctx context.Context, grace time.Duration) error {
+	items, err := s.kv.Range(ctx, "deleted-topics/", PrefixEnd("deleted-topics/"), 0, false)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range items {
+		var d DeletedTopic
+		if err := jsonDecode(it, &d); err != nil {
+			return err
+		}
+		if err := s.ReleaseDeletedTopic(ctx, d.ID, grace); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

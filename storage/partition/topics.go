@@ -94,7 +94,7 @@ func (l *Log) DeleteTopic(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownPartition, name)
 	}
-	if err := l.meta.DeleteTopic(ctx, mt, l.opts.GCGrace); err != nil {
+	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -108,6 +108,9 @@ func (l *Log) DeleteTopic(ctx context.Context, name string) error {
 		}
 	}
 	l.log.Info("topic deleted", "topic", name, "id", mt.ID.String())
+	if err := l.meta.ReleaseDeletedTopic(ctx, mt.ID, l.opts.GCGrace); err != nil && ctx.Err() == nil {
+		l.log.Warn("deleted topic's objects not released yet; maintenance retries", "topic", name, "err", err)
+	}
 	return nil
 }
 

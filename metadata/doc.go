@@ -14,6 +14,9 @@
 //	topics/<name>                               Topic
 //	parts/<topic-id-hex>/<partition %010d>      PartitionState
 //	index/<topic-id-hex>/<partition %010d>/<base offset %020d>   Segment
+//	objects/<object key>                        ObjectRecord: how many segments point into it
+//	garbage/<object key>                        GarbageRecord: unreferenced, deleted after a grace period
+//	deleted-topics/<topic-id-hex>               DeletedTopic: deleted, its index not yet released
 //	config/broker                               map[string]string
 //	producerids/next                            int64, the next unallocated id
 //	groupcoord/owner                            the group coordinator's fence (node id, claim time);

@@ -209,10 +209,14 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, w.read[idx], err)
 		}
 		before := w.read[idx]
-		if len(res.Batches) == 0 {
+		batches, err := res.WholeBatches()
+		if err != nil {
+			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, w.read[idx], err)
+		}
+		if len(batches) == 0 {
 			return nil
 		}
-		if err := w.convertBatches(ctx, idx, res.Batches); err != nil {
+		if err := w.convertBatches(ctx, idx, batches); err != nil {
 			return err
 		}
 		if w.read[idx] == before { // nothing at or past the position: never spin

@@ -334,7 +334,8 @@ func TestCompactedReadersFetchEachBlockOnce(t *testing.T) {
 				done++ // at the end, or at the batch still in the tail cache
 				continue
 			}
-			last := res.Batches[len(res.Batches)-1]
+			batches := batchesOf(t, res)
+			last := batches[len(batches)-1]
 			next[i] = batchBaseOffset(last) + int64(readHeader(last).LastOffsetDelta) + 1
 		}
 	}

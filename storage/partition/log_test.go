@@ -127,6 +127,16 @@ func uploadAll(t *testing.T, l *Log) {
 
 // readAll reads p from offset to its high watermark and returns every
 // record value by offset.
+// batchesOf returns res's batches, each in one slice.
+func batchesOf(t *testing.T, res FetchResult) [][]byte {
+	t.Helper()
+	batches, err := res.WholeBatches()
+	if err != nil {
+		t.Fatalf("batches of a read: %v", err)
+	}
+	return batches
+}
+
 func readAll(t *testing.T, l *Log, p *Partition, from int64) map[int64][]byte {
 	t.Helper()
 	got := map[int64][]byte{}
@@ -135,10 +145,11 @@ func readAll(t *testing.T, l *Log, p *Partition, from int64) map[int64][]byte {
 		if err != nil {
 			t.Fatalf("read at %d: %v", off, err)
 		}
-		if len(res.Batches) == 0 {
+		batches := batchesOf(t, res)
+		if len(batches) == 0 {
 			return got
 		}
-		for _, raw := range res.Batches {
+		for _, raw := range batches {
 			for o, v := range recordValues(t, raw) {
 				if o >= off {
 					got[o] = v
@@ -272,10 +283,14 @@ func TestSequentialObjectReadGetsEachBlockOnce(t *testing.T) {
 	gets := e.store.Count(mem.OpGetRange)
 	for off := int64(0); off < 2*batches; {
 		res, err := l.Read(context.Background(), p, off, 1, true) // one batch per fetch
-		if err != nil || len(res.Batches) != 1 {
-			t.Fatalf("read at %d: %d batches, %v", off, len(res.Batches), err)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
 		}
-		off = batchBaseOffset(res.Batches[0]) + int64(readHeader(res.Batches[0]).LastOffsetDelta) + 1
+		batches := batchesOf(t, res)
+		if len(batches) != 1 {
+			t.Fatalf("read at %d: %d batches", off, len(batches))
+		}
+		off = batchBaseOffset(batches[0]) + int64(readHeader(batches[0]).LastOffsetDelta) + 1
 	}
 	if n := e.store.Count(mem.OpGetRange) - gets; n > blocks+2 {
 		t.Fatalf("%d GETs for a segment of %d blocks read once", n, blocks)

@@ -45,8 +45,9 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	return l.objectResult(res, seg, pos, spans{data}, next)
 }
 
-// objectResult fills res with the batches read at pos of seg's region and
-// leaves a seek hint for the read that continues after them.
+// objectResult fills res with the batches read at pos of seg's region (as
+// Wire: they are whole batches, the read checked their framing) and leaves
+// a seek hint for the read that continues after them.
 func (l *Log) objectResult(res FetchResult, seg metadata.Segment, pos int64, data spans, next int64) (FetchResult, error) {
 	n := data.size()
 	if n == 0 {
@@ -55,10 +56,9 @@ func (l *Log) objectResult(res FetchResult, seg metadata.Segment, pos int64, dat
 	if end := pos + n; end < seg.Len {
 		l.seeks.put(seekKey{seg.Object, seg.Pos, next}, end)
 	}
-	batches, err := data.batches()
-	res.Batches, res.Bytes, res.Source, res.Wire = batches, int(n), "object", data
+	res.Bytes, res.Source, res.Wire = int(n), "object", data
 	l.m.fetchSource.WithLabelValues("object").Inc()
-	return res, err
+	return res, nil
 }
 
 // readStreamed reads seg through the stream standing at pos of its region

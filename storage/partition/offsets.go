@@ -98,12 +98,16 @@ func (l *Log) maxTimestamp(ctx context.Context, p *Partition, logStart, hw int64
 func (l *Log) scanRecords(ctx context.Context, p *Partition, from, end int64, match func(off, ts int64) bool) (int64, int64, bool, error) {
 	for off := from; off < end; {
 		res, err := l.Read(ctx, p, off, 1<<20, true)
-		if err != nil || len(res.Batches) == 0 {
+		if err != nil || res.Bytes == 0 {
+			return -1, -1, false, err
+		}
+		batches, err := res.WholeBatches()
+		if err != nil {
 			return -1, -1, false, err
 		}
 		var found bool
 		var fOff, fTS int64
-		for _, raw := range res.Batches {
+		for _, raw := range batches {
 			err := recordTimestamps(raw, func(o, ts int64) bool {
 				if o >= off && o < end && match(o, ts) {
 					found, fOff, fTS = true, o, ts

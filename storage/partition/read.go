@@ -55,15 +55,28 @@ func (l *Log) readWALBatch(pos wal.Pos) ([]byte, error) {
 
 // FetchResult is what one partition returns to a fetch.
 type FetchResult struct {
-	Batches [][]byte // whole batches, the first containing the fetch offset
-	// Wire, when set, holds the bytes of Batches back to back in the
-	// fewer, larger slices they sit in (a read from the object store),
-	// for a caller that writes them out without copying.
+	// Batches are whole batches, the first containing the fetch offset,
+	// each in one slice. A read from the object store leaves it nil and
+	// fills Wire instead (see WholeBatches).
+	Batches [][]byte
+	// Wire holds a read from the object store: its batches back to back
+	// in the slices they arrived in (stream chunks, or one block read),
+	// where a batch may be split across two. A fetch writes them out as
+	// they are.
 	Wire           [][]byte
 	Bytes          int
 	HighWatermark  int64
 	LogStartOffset int64
 	Source         string // "tail", "wal" or "object"; empty when nothing was read
+}
+
+// WholeBatches returns the batches each in one slice: Batches, or Wire
+// split at batch boundaries, copying only a batch that Wire splits.
+func (r FetchResult) WholeBatches() ([][]byte, error) {
+	if r.Wire == nil {
+		return r.Batches, nil
+	}
+	return spans(r.Wire).batches()
 }
 
 // Read returns batches of p starting with the one that holds offset, up to
@@ -72,7 +85,7 @@ type FetchResult struct {
 // watermark. Reading at the high watermark returns no batches.
 func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
 	res, err := l.read(ctx, p, offset, maxBytes, first)
-	if err != nil && len(res.Batches) == 0 && retryableRead(err) {
+	if err != nil && res.Bytes == 0 && retryableRead(err) {
 		// What the plan pointed at moved while we read: a batch was
 		// uploaded and its WAL released, or a segment was compacted and
 		// its object collected. Plan again.

@@ -68,10 +68,11 @@ func readInTurns(t *testing.T, l *Log, parts []*Partition, from []int64, max int
 				continue // at the end, or at the batch still in the tail cache
 			}
 			progressed = true
-			if !bytes.Equal(bytes.Join(res.Wire, nil), bytes.Join(res.Batches, nil)) {
+			batches := batchesOf(t, res)
+			if !bytes.Equal(bytes.Join(res.Wire, nil), bytes.Join(batches, nil)) {
 				t.Fatalf("read at %d: Wire is not the batches back to back", next[i])
 			}
-			for _, raw := range res.Batches {
+			for _, raw := range batches {
 				vals := recordValues(t, raw)
 				base := batchBaseOffset(raw)
 				last := base + int64(readHeader(raw).LastOffsetDelta)

@@ -27,6 +27,9 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	compacted := strings.HasPrefix(seg.Object, compactPrefix)
 	if compacted {
 		if data, next, pos, ok := l.readStreamed(ctx, seg, hint, offset, plan.objectEnd, maxBytes, first); ok {
+			if pos+data.size() == seg.Len {
+				l.warmNext(ctx, p, seg, next)
+			}
 			return l.objectResult(res, seg, pos, data, next)
 		}
 	}
@@ -43,6 +46,22 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 		return res, err
 	}
 	return l.objectResult(res, seg, pos, spans{data}, next)
+}
+
+// warmNext is for a reader that just reached the end of seg through a
+// stream: when the next segment is in another object, the reader's stream
+// (idle at seg's end) has nothing more for it and is closed, and the next
+// object's stream is warmed if it is a compacted one; within the same
+// object the reader's stream goes on.
+func (l *Log) warmNext(ctx context.Context, p *Partition, seg metadata.Segment, next int64) {
+	ns, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, next)
+	if err != nil || !ok || ns.BaseOffset != next || ns.Object == seg.Object {
+		return
+	}
+	l.streams.discard(seg.Object, seg.Pos+seg.Len)
+	if strings.HasPrefix(ns.Object, compactPrefix) {
+		l.streams.warm(ns.Object, ns.Pos)
+	}
 }
 
 // objectResult fills res with the batches read at pos of seg's region (as

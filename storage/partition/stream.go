@@ -153,24 +153,37 @@ type streamTable struct {
 	ahead int // chunks a stream reads ahead
 	m     *Metrics
 
-	mu     sync.Mutex // guards idle, open and closed
-	idle   map[streamKey]*segStream
-	open   int
-	closed bool
+	mu      sync.Mutex // guards idle, opening, open and closed
+	idle    map[streamKey]*segStream
+	opening map[streamKey]chan struct{} // warm's opens in flight; closed when done
+	warmed  int                         // streams warm opened (for tests)
+	open    int
+	closed  bool
+	warms   sync.WaitGroup
 }
 
 func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
 	return &streamTable{store: store, max: limit, ahead: int(max(ahead/int64(chunkBytes), 1)), m: m,
-		idle: map[streamKey]*segStream{}}
+		idle: map[streamKey]*segStream{}, opening: map[streamKey]chan struct{}{}}
 }
 
 // take returns the idle stream of object whose next byte is pos, or opens
 // one there. It returns nil when every stream is taken (the caller reads
 // through the block cache instead).
 func (t *streamTable) take(ctx context.Context, object string, pos int64) (*segStream, error) {
+	k := streamKey{object, pos}
 	t.mu.Lock()
-	if s, ok := t.idle[streamKey{object, pos}]; ok {
-		delete(t.idle, streamKey{object, pos})
+	if wait, ok := t.opening[k]; ok { // warm is opening it: wait for that
+		t.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		t.mu.Lock()
+	}
+	if s, ok := t.idle[k]; ok {
+		delete(t.idle, k)
 		t.mu.Unlock()
 		return s, nil
 	}
@@ -180,19 +193,76 @@ func (t *streamTable) take(ctx context.Context, object string, pos int64) (*segS
 	}
 	t.open++
 	t.mu.Unlock()
-
-	body, err := t.store.OpenRange(ctx, object, pos, 1<<62)
-	t.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+	s, err := t.openStream(ctx, object, pos)
 	if err != nil {
 		t.mu.Lock()
 		t.open--
 		t.mu.Unlock()
+	}
+	return s, err
+}
+
+// openStream makes the GET of a new stream and starts filling it.
+func (t *streamTable) openStream(ctx context.Context, object string, pos int64) (*segStream, error) {
+	body, err := t.store.OpenRange(ctx, object, pos, 1<<62)
+	t.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+	if err != nil {
 		return nil, err
 	}
 	fctx, stop := context.WithCancelCause(context.Background())
 	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), ctx: fctx, stop: stop, done: make(chan struct{})}
 	go s.fill(fctx, body)
 	return s, nil
+}
+
+// discard closes the idle stream of object standing at pos, if any: one
+// at the end of what its reader will read of it.
+func (t *streamTable) discard(object string, pos int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.idle[streamKey{object, pos}]; ok {
+		delete(t.idle, streamKey{object, pos})
+		t.closeLocked(s)
+	}
+}
+
+// warm opens a stream at pos of object in the background and leaves it
+// idle there, for the reader about to need it: a partition's reader at the
+// end of one segment object warms the next, so that its next fetch finds
+// the GET answered and data read ahead instead of waiting for the first
+// byte. It does nothing when a stream is there or on its way, or when
+// every stream is in use (a warm stream never pushes out another).
+func (t *streamTable) warm(object string, pos int64) {
+	k := streamKey{object, pos}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.idle[k]; ok || t.closed || t.open >= t.max || t.opening[k] != nil {
+		return
+	}
+	t.open++
+	done := make(chan struct{})
+	t.opening[k] = done
+	t.warms.Add(1)
+	go func() {
+		defer t.warms.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), streamStall)
+		s, err := t.openStream(ctx, object, pos)
+		cancel()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		delete(t.opening, k)
+		close(done)
+		switch {
+		case err != nil:
+			t.open--
+		case t.closed || t.idle[k] != nil:
+			t.closeLocked(s)
+		default:
+			s.used = time.Now()
+			t.warmed++
+			t.idle[k] = s
+		}
+	}()
 }
 
 // put returns a stream to the table, idle under its new position; one at
@@ -260,6 +330,10 @@ func (t *streamTable) sweep(now time.Time) {
 // close closes every idle stream and makes the table refuse new ones; a
 // taken stream is closed when it comes back.
 func (t *streamTable) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.warms.Wait() // a warm finishing meanwhile sees closed and closes its stream
 	t.mu.Lock()
 	t.closed = true
 	var idle []*segStream

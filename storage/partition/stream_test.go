@@ -259,3 +259,37 @@ func TestStalledStreamFallsBackToBlockCache(t *testing.T) {
 	})
 	checkValues(t, "through stalling streams", readRecords(t, l, tp.Partition(0), 0, 700), want[0])
 }
+
+// A reader that reaches the end of one compacted object lets its stream go
+// and finds the stream of the next one already open (warmed while it
+// finished the last), even when the table holds one stream: still one GET
+// per object, every record once and in order.
+func TestNextObjectStreamIsWarmed(t *testing.T) {
+	e, l, tp, want := compactedEnv(t, 1, 300, func(o *Options) {
+		o.CompactTargetBytes = 2000 // several objects per partition
+		o.Streams = 1               // room for the next only once the last is let go
+	})
+	objects := map[string]bool{}
+	for i := range int32(1) {
+		segs, _ := l.meta.Segments(context.Background(), tp.ID, i, 0, 0)
+		for _, s := range segs {
+			if strings.HasPrefix(s.Object, compactPrefix) {
+				objects[s.Object] = true
+			}
+		}
+	}
+	if len(objects) < 3 {
+		t.Fatalf("%d compacted objects, want several per partition", len(objects))
+	}
+	gets := e.store.Count(mem.OpGetRange)
+	checkValues(t, "partition 0", readRecords(t, l, tp.Partition(0), 0, 700), want[0])
+	if n := e.store.Count(mem.OpGetRange) - gets; n != int64(len(objects)) {
+		t.Fatalf("%d GETs for %d compacted objects read sequentially", n, len(objects))
+	}
+	l.streams.mu.Lock()
+	warmed := l.streams.warmed
+	l.streams.mu.Unlock()
+	if warmed == 0 {
+		t.Fatal("no stream was warmed ahead of its reader")
+	}
+}

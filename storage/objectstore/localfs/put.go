@@ -76,9 +76,7 @@ func writeInSteps(f *os.File, data []byte) error {
 		if _, err := f.Write(step); err != nil {
 			return err
 		}
-		if err := startWriteback(f, int64(off), int64(len(step))); err != nil {
-			return err
-		}
+		startWriteback(f, int64(off), int64(len(step)))
 		if off > 0 {
 			if err := awaitWriteback(f, int64(off-writeStep), writeStep); err != nil {
 				return err

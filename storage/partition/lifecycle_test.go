@@ -129,6 +129,7 @@ func TestCompaction(t *testing.T) {
 		t.Fatalf("compaction did nothing: %d segments before, %d after, %d compacted", len(before), len(after), compacted)
 	}
 	checkContiguous(t, l, p, want)
+	time.Sleep(5 * time.Millisecond) // past the 1 ms grace period: the old objects go
 	l.MaintainOnce(context.Background(), false)
 	if left := storeKeys(t, e.store, uploadPrefix); len(left) >= 12 {
 		t.Fatalf("old upload objects not collected: %d left", len(left))

@@ -160,11 +160,16 @@ type streamTable struct {
 	open    int
 	closed  bool
 	warms   sync.WaitGroup
+	// ctx bounds warm's opens: close cancels it, so a store that hangs
+	// cannot hold up shutdown.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &streamTable{store: store, max: limit, ahead: int(max(ahead/int64(chunkBytes), 1)), m: m,
-		idle: map[streamKey]*segStream{}, opening: map[streamKey]chan struct{}{}}
+		idle: map[streamKey]*segStream{}, opening: map[streamKey]chan struct{}{}, ctx: ctx, cancel: cancel}
 }
 
 // take returns the idle stream of object whose next byte is pos, or opens
@@ -245,7 +250,7 @@ func (t *streamTable) warm(object string, pos int64) {
 	t.warms.Add(1)
 	go func() {
 		defer t.warms.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), streamStall)
+		ctx, cancel := context.WithTimeout(t.ctx, streamStall)
 		s, err := t.openStream(ctx, object, pos)
 		cancel()
 		t.mu.Lock()
@@ -333,9 +338,9 @@ func (t *streamTable) close() {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
+	t.cancel()
 	t.warms.Wait() // a warm finishing meanwhile sees closed and closes its stream
 	t.mu.Lock()
-	t.closed = true
 	var idle []*segStream
 	for k, s := range t.idle {
 		delete(t.idle, k)

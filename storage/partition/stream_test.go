@@ -293,3 +293,40 @@ func TestNextObjectStreamIsWarmed(t *testing.T) {
 		t.Fatal("no stream was warmed ahead of its reader")
 	}
 }
+
+// A warm that hangs on the store does not hold up closing the table, and
+// leaves nothing open.
+func TestCloseCancelsHungWarm(t *testing.T) {
+	old := streamStall
+	streamStall = time.Hour // only close can end the open
+	t.Cleanup(func() { streamStall = old })
+	store := mem.New()
+	if _, err := store.Put(context.Background(), "seg/x", []byte("data"), objectstore.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	store.Hang(mem.OpGetRange)
+	defer store.Unhang()
+	st := newStreamTable(store, 2, 1<<20, NewMetrics(nil))
+	st.warm("seg/x", 0)
+	for i := 0; store.Count(mem.OpGetRange) == 0; i++ { // the open has reached the store
+		if i > 10000 {
+			t.Fatal("warm never opened the stream")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() {
+		st.close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // a hang guard, not a timing
+		t.Fatal("close waited for a warm hung on the store")
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.open != 0 || len(st.idle) != 0 || len(st.opening) != 0 {
+		t.Fatalf("after close: %d open, %d idle, %d opening", st.open, len(st.idle), len(st.opening))
+	}
+}

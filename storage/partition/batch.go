@@ -127,6 +127,16 @@ func readHeader(raw []byte) Batch {
 // batchBaseOffset reads the base offset of a stored batch.
 func batchBaseOffset(raw []byte) int64 { return int64(binary.BigEndian.Uint64(raw)) }
 
+// batchSize is the stored size of the batch whose header h starts, from its
+// length field (which counts the bytes after itself).
+func batchSize(h []byte) int64 { return int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12 }
+
+// batchLastOffset is the offset of the last record of the batch whose
+// header h starts.
+func batchLastOffset(h []byte) int64 {
+	return batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
+}
+
 // setBaseOffset rewrites the base offset (not covered by the CRC) and zeroes
 // the partition leader epoch: this broker's leader epoch is always 0.
 func setBaseOffset(raw []byte, base int64) {
@@ -152,14 +162,12 @@ func splitBatches(buf []byte, fn func(base, last int64, raw []byte) bool) error 
 		if len(buf) < batchHeaderLen {
 			return fmt.Errorf("%w: %d trailing bytes", ErrCorruptBatch, len(buf))
 		}
-		n := int64(int32(binary.BigEndian.Uint32(buf[batchLengthOff:]))) + 12
+		n := batchSize(buf)
 		if n < batchHeaderLen || n > int64(len(buf)) {
 			return fmt.Errorf("%w: batch of %d bytes in %d", ErrCorruptBatch, n, len(buf))
 		}
 		raw := buf[:n]
-		base := batchBaseOffset(raw)
-		last := base + int64(int32(binary.BigEndian.Uint32(raw[batchLastDelta:])))
-		if !fn(base, last, raw) {
+		if !fn(batchBaseOffset(raw), batchLastOffset(raw), raw) {
 			return nil
 		}
 		buf = buf[n:]

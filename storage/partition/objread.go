@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -117,11 +116,11 @@ func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segmen
 			return nil, 0, 0, fmt.Errorf("object %s: truncated batch at %d", seg.Object, seg.Pos+pos)
 		}
 		h := hs.at(0, batchHeaderLen)
-		size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+		size := batchSize(h)
 		if size < batchHeaderLen || size > seg.Len-pos {
 			return nil, 0, 0, fmt.Errorf("object %s: bad batch length at %d", seg.Object, seg.Pos+pos)
 		}
-		if batchBaseOffset(h)+int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:]))) >= offset {
+		if batchLastOffset(h) >= offset {
 			st.unread(hs)
 			break
 		}
@@ -163,11 +162,11 @@ func wholeBatches(data spans, seg metadata.Segment, pos, endOffset int64) (end, 
 	size := data.size()
 	for end+batchHeaderLen <= size {
 		h := data.at(end, batchHeaderLen)
-		n := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+		n := batchSize(h)
 		if n < batchHeaderLen || n > seg.Len-pos-end {
 			return 0, 0, 0, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos+end)
 		}
-		last := batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
+		last := batchLastOffset(h)
 		if last >= endOffset {
 			break
 		}
@@ -232,12 +231,11 @@ func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batc
 	if err != nil {
 		return batchHead{}, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	size := int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12
+	size := batchSize(h)
 	if size < batchHeaderLen || size > seg.Len-pos {
 		return batchHead{}, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos)
 	}
-	base := batchBaseOffset(h)
-	return batchHead{base: base, last: base + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:]))), size: size}, nil
+	return batchHead{base: batchBaseOffset(h), last: batchLastOffset(h), size: size}, nil
 }
 
 // seekBatch returns the region position of the batch holding offset,

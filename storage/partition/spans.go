@@ -1,9 +1,6 @@
 package partition
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "fmt"
 
 // spans is a run of bytes held in the slices it arrived in (an object
 // stream's chunks), so that it can be read, cut and handed to a fetch
@@ -68,7 +65,7 @@ func (s spans) batches() ([][]byte, error) {
 		if size-off < batchHeaderLen {
 			return nil, fmt.Errorf("%w: %d trailing bytes", ErrCorruptBatch, size-off)
 		}
-		n := int64(int32(binary.BigEndian.Uint32(s.at(off, batchHeaderLen)[batchLengthOff:]))) + 12
+		n := batchSize(s.at(off, batchHeaderLen))
 		if n < batchHeaderLen || n > size-off {
 			return nil, fmt.Errorf("%w: batch of %d bytes in %d", ErrCorruptBatch, n, size-off)
 		}

@@ -54,7 +54,8 @@ func newBlockCache(store objectstore.Store, limit, blockSize, ahead int64, m *Me
 		lru: list.New(), entries: map[blockKey]*block{}, prefetch: make(chan struct{}, max(ahead, 1))}
 }
 
-// read returns n bytes of object at off, assembled from cached blocks. The
+// read returns n bytes of object at off, as the pieces of the cached blocks
+// that hold them (blocks are never written after they load). The
 // blocks after the last one read are prefetched when they start before
 // aheadLimit (the end of the caller's region).
 //
@@ -66,9 +67,10 @@ func newBlockCache(store objectstore.Store, limit, blockSize, ahead int64, m *Me
 // cache holds one block per such reader, and every block is fetched once.
 // Without it, readers of several partitions each straddling two blocks
 // pushed each other's half-read blocks out and fetched every byte twice.
-func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit int64, passing bool) ([]byte, error) {
+func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit int64, passing bool) (spans, error) {
 	first, last := off/c.blockSize, (off+n-1)/c.blockSize
-	out := make([]byte, 0, n)
+	var out spans
+	got := int64(0)
 	for i := first; i <= last; i++ {
 		if i > first && passing {
 			c.retire(blockKey{object, i - 1})
@@ -82,9 +84,10 @@ func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit
 		if lo > hi {
 			return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
 		}
-		out = append(out, b[lo:hi]...)
+		out = append(out, b[lo:hi])
+		got += hi - lo
 	}
-	if int64(len(out)) != n {
+	if got != n {
 		return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
 	}
 	for i := last + 1; !passing && i <= last+c.ahead && i*c.blockSize < aheadLimit; i++ {

@@ -44,7 +44,7 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if err != nil {
 		return res, err
 	}
-	return l.objectResult(res, seg, pos, spans{data}, next)
+	return l.objectResult(res, seg, pos, data, next)
 }
 
 // warmNext is for a reader that just reached the end of seg through a
@@ -183,7 +183,7 @@ func wholeBatches(data spans, seg metadata.Segment, pos, endOffset int64) (end, 
 // after them, for a region of a multi-partition upload object: it finds
 // their end by walking the batch headers, then reads just those bytes, and
 // the blocks stay cached for the other partitions' readers.
-func (l *Log) readShared(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) ([]byte, int64, error) {
+func (l *Log) readShared(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) (spans, int64, error) {
 	end, next, err := l.spanBatches(ctx, seg, pos, endOffset, maxBytes, first)
 	if err != nil || end == pos {
 		return nil, 0, err
@@ -200,20 +200,20 @@ func (l *Log) readShared(ctx context.Context, seg metadata.Segment, pos, endOffs
 // through (see blockCache.read), and keeps the whole batches in it.
 // Walking the headers first would load the next block before the reader
 // has let go of the one it is in.
-func (l *Log) readPassing(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) ([]byte, int64, error) {
+func (l *Log) readPassing(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) (spans, int64, error) {
 	n := min(max(int64(maxBytes), batchHeaderLen), seg.Len-pos)
 	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, n, seg.Pos+seg.Len, true)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	end, next, cut, err := wholeBatches(spans{data}, seg, pos, endOffset)
+	end, next, cut, err := wholeBatches(data, seg, pos, endOffset)
 	if err != nil {
 		return nil, 0, err
 	}
 	if end == 0 && cut > 0 && first {
 		return l.readShared(ctx, seg, pos, endOffset, maxBytes, first)
 	}
-	return data[:end], next, nil
+	return data.cut(0, end), next, nil
 }
 
 // batchHead is the part of a stored batch header needed to walk a region.
@@ -227,10 +227,11 @@ func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batc
 	if seg.Len-pos < batchHeaderLen {
 		return batchHead{}, fmt.Errorf("%w: object %s: truncated batch at %d", ErrStorage, seg.Object, seg.Pos+pos)
 	}
-	h, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len, false)
+	hs, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len, false)
 	if err != nil {
 		return batchHead{}, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
+	h := hs.at(0, batchHeaderLen)
 	size := batchSize(h)
 	if size < batchHeaderLen || size > seg.Len-pos {
 		return batchHead{}, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos)

@@ -60,7 +60,7 @@ type FetchResult struct {
 	// fills Wire instead (see WholeBatches).
 	Batches [][]byte
 	// Wire holds a read from the object store: its batches back to back
-	// in the slices they arrived in (stream chunks, or one block read),
+	// in the slices they arrived in (stream chunks, or cached blocks),
 	// where a batch may be split across two. A fetch writes them out as
 	// they are.
 	Wire           [][]byte

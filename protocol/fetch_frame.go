@@ -47,6 +47,9 @@ func encodeFetchFrame(buf []byte, r *request) ([]byte, net.Buffers) {
 	buf = appendResponse(buf, r)
 	flexible := r.resp.IsFlexible() // records are compact bytes: uvarint(len+1)
 	frame := make(net.Buffers, 0, 2+3*len(r.records))
+	// The new length prefixes, one per partition; never grown, so the
+	// slices of it in frame stay valid.
+	prefixes := make([]byte, 0, binary.MaxVarintLen32*len(r.records))
 	size, at := len(buf)-4, 0
 	for i, rec := range r.records {
 		m := markers[markerLen*i : markerLen*(i+1)]
@@ -64,9 +67,10 @@ func encodeFetchFrame(buf []byte, r *request) ([]byte, net.Buffers) {
 			if buf[p-1] != markerLen+1 {
 				panic(fmt.Sprintf("fetch: records marker of partition %d has length prefix %d", i, buf[p-1]))
 			}
-			prefix := binary.AppendUvarint(nil, uint64(n)+1)
-			frame = append(frame, buf[at:p-1], prefix)
-			size += len(prefix) - 1
+			start := len(prefixes)
+			prefixes = binary.AppendUvarint(prefixes, uint64(n)+1)
+			frame = append(frame, buf[at:p-1], prefixes[start:])
+			size += len(prefixes) - start - 1
 		} else {
 			if got := binary.BigEndian.Uint32(buf[p-4:]); got != markerLen {
 				panic(fmt.Sprintf("fetch: records marker of partition %d has length prefix %d", i, got))

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,6 +78,13 @@ func runLatency(ctx context.Context, work string, d time.Duration, r *report) {
 	}
 	fmt.Fprintf(os.Stderr, "disk alone: fdatasync after a 4 KiB append p50 %v p99 %v p99.9 %v\n", percentile(syncs, 50), percentile(syncs, 99), percentile(syncs, 99.9))
 	settle()
+	syncs, err = busyDiskSyncs(work, min(d, 10*time.Second))
+	check(err)
+	for _, p := range []float64{50, 90, 99, 99.9, 100} {
+		r.DiskSyncBusyMs[fmt.Sprintf("p%g", p)] = float64(percentile(syncs, p).Microseconds()) / 1000
+	}
+	fmt.Fprintf(os.Stderr, "disk, every core busy: fdatasync after a 4 KiB append p50 %v p99 %v p99.9 %v\n", percentile(syncs, 50), percentile(syncs, 99), percentile(syncs, 99.9))
+	settle()
 	t := launch("sediment", filepath.Join(work, "lat"))
 	defer t.stop()
 	check(createTopic(ctx, t.addr, "lat", 8))
@@ -134,6 +144,28 @@ func diskSyncs(dir string, d time.Duration) ([]time.Duration, error) {
 	}
 	sortDurations(lats)
 	return lats, nil
+}
+
+// busyDiskSyncs runs diskSyncs while one spinning thread per core keeps
+// every core busy, and one more scheduler slot is left for the probe.
+func busyDiskSyncs(dir string, d time.Duration) ([]time.Duration, error) {
+	cores := runtime.NumCPU()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + 1))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range cores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for !stop.Load() { // an atomic load: the loop cannot be dropped
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer stop.Store(true)
+	return diskSyncs(dir, d)
 }
 
 // runPuts measures object PUTs/s with 8 and with 1,000 partitions taking

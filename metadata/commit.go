@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -25,60 +26,89 @@ type SegmentCommit struct {
 // or an overlap (ErrOffsetGap otherwise). Segments of partitions that no
 // longer exist (deleted topics) are dropped and returned as skipped. Lost
 // compare-and-swaps (a concurrent DeleteRecords, say) are retried on fresh
-// state.
+// state. The first attempt plans from the states the previous commits wrote
+// (commitCache), when it has them.
 func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (skipped []PartitionKey, err error) {
 	for _, c := range commits {
 		if c.Segment.Object != commits[0].Segment.Object {
 			return nil, fmt.Errorf("metadata: commit segments: every segment must be in the same object")
 		}
 	}
-	for range maxCASRetries {
-		conds, ops, skipped, err := s.planCommit(ctx, commits)
+	cached := true
+	for range maxCASRetries + 1 { // one more for a stale cache
+		plan, err := s.planCommit(ctx, commits, cached)
+		if err != nil && cached && errors.Is(err, ErrOffsetGap) {
+			// Judge a gap on the stored state, not on the cache's.
+			s.commits.forget(commits)
+			cached = false
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		if len(ops) == 0 {
-			return skipped, nil
+		if len(plan.ops) == 0 {
+			return plan.skipped, nil
 		}
-		_, err = s.kv.Txn(ctx, conds, ops)
+		rev, err := s.kv.Txn(ctx, plan.conds, plan.ops)
 		if err == nil {
-			return skipped, nil
+			s.commits.remember(plan.keys, plan.states, rev)
+			return plan.skipped, nil
 		}
+		s.commits.forget(commits)
 		if !IsConflict(err) {
 			return nil, fmt.Errorf("metadata: commit segments: %w", err)
 		}
+		cached = false
 	}
 	return nil, fmt.Errorf("metadata: commit segments: %w", ErrTooManyRetries)
 }
 
-func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit) ([]Cond, []Op, []PartitionKey, error) {
-	var conds []Cond
-	var ops []Op
-	var skipped []PartitionKey
+// commitPlan is one attempt of a CommitSegments: its transaction, the
+// partition states it writes (by key) and the partitions it skips.
+type commitPlan struct {
+	conds   []Cond
+	ops     []Op
+	keys    []string
+	states  []PartitionState
+	skipped []PartitionKey
+}
 
+// planCommit plans a commit on the stored partition states, or on the
+// cached ones where cached is set and the cache has them.
+func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit, cached bool) (commitPlan, error) {
+	var plan commitPlan
 	for _, c := range commits {
 		seg := c.Segment
-		st, ok, err := s.PartitionState(ctx, seg.Topic, seg.Partition)
-		if err != nil {
-			return nil, nil, nil, err
-		}
 		key := partKey(seg.Topic, seg.Partition)
+		st, ok := PartitionState{}, false
+		if cached {
+			st, ok = s.commits.get(key)
+		}
 		if !ok {
-			skipped = append(skipped, PartitionKey{seg.Topic, seg.Partition})
-			conds = append(conds, Cond{Key: key, Version: 0}) // still absent when we write
+			var err error
+			st, ok, err = s.PartitionState(ctx, seg.Topic, seg.Partition)
+			if err != nil {
+				return commitPlan{}, err
+			}
+		}
+		if !ok {
+			plan.skipped = append(plan.skipped, PartitionKey{seg.Topic, seg.Partition})
+			plan.conds = append(plan.conds, Cond{Key: key, Version: 0}) // still absent when we write
 			continue
 		}
 		if seg.BaseOffset != st.NextOffset || seg.EndOffset <= seg.BaseOffset {
-			return nil, nil, nil, fmt.Errorf("metadata: partition %s/%d: segment [%d,%d) after next offset %d: %w",
+			return commitPlan{}, fmt.Errorf("metadata: partition %s/%d: segment [%d,%d) after next offset %d: %w",
 				seg.Topic, seg.Partition, seg.BaseOffset, seg.EndOffset, st.NextOffset, ErrOffsetGap)
 		}
+		plan.conds = append(plan.conds, Cond{Key: key, Version: st.Version})
 		st.NextOffset = seg.EndOffset
 		st.Producers = c.Producers
-		conds = append(conds, Cond{Key: key, Version: st.Version})
-		ops = append(ops, putJSON(key, st), putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
+		plan.ops = append(plan.ops, putJSON(key, st), putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
+		plan.keys, plan.states = append(plan.keys, key), append(plan.states, st)
 	}
-	c, o := objectRefOps(commits, len(commits)-len(skipped))
-	return append(conds, c...), append(ops, o...), skipped, nil
+	c, o := objectRefOps(commits, len(commits)-len(plan.skipped))
+	plan.conds, plan.ops = append(plan.conds, c...), append(plan.ops, o...)
+	return plan, nil
 }
 
 // objectRefOps creates the reference record of a freshly uploaded object,

@@ -12,7 +12,8 @@ const maxCASRetries = 32
 
 // Store is the typed metadata layer over a KV backend.
 type Store struct {
-	kv KV
+	kv      KV
+	commits commitCache
 }
 
 // NewStore returns the typed layer over kv.

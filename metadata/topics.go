@@ -87,6 +87,7 @@ func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
 	if err != nil {
 		return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err)
 	}
+	s.commits.forgetTopic(t.ID)
 	return nil
 }
 

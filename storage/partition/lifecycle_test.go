@@ -85,6 +85,25 @@ func TestRetentionByTime(t *testing.T) {
 	}
 }
 
+// TestRetentionByTimeAcrossPages has time retention expire more segments
+// than one page of the index holds, and stop inside a page.
+func TestRetentionByTimeAcrossPages(t *testing.T) {
+	defer func(n int) { retentionPage = n }(retentionPage)
+	retentionPage = 2
+	_, l := lifecycleEnv(t, nil)
+	p := createTopic(t, l, "paged", 1, map[string]string{"retention.ms": "60000"}).Partition(0)
+	produceUploads(t, l, p, 5, 1, 1000) // expired: two pages and a half
+	produceUploads(t, l, p, 3, 1, time.Now().UnixMilli())
+	l.MaintainOnce(context.Background(), false)
+	if logStart, hw := p.Offsets(); logStart != 5 || hw != 8 {
+		t.Fatalf("after retention: log start %d, high watermark %d; want 5 and 8", logStart, hw)
+	}
+	segs, err := l.meta.Segments(context.Background(), p.topic.ID, 0, 0, 0)
+	if err != nil || len(segs) == 0 || segs[0].BaseOffset != 5 {
+		t.Fatalf("segments left: %+v err=%v; want the first at offset 5", segs, err)
+	}
+}
+
 func TestRetentionByBytes(t *testing.T) {
 	_, l := lifecycleEnv(t, nil)
 	p := createTopic(t, l, "big", 1, map[string]string{"retention.bytes": "1"}).Partition(0)

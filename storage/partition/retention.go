@@ -28,14 +28,10 @@ func (l *Log) applyRetention(ctx context.Context) error {
 }
 
 func (l *Log) retainPartition(ctx context.Context, p *Partition, cfg *topicConfig) error {
-	segs, err := l.meta.Segments(ctx, p.topic.ID, p.index, 0, 0)
-	if err != nil || len(segs) == 0 {
-		return err
-	}
 	logStart, _ := p.Offsets()
-	n := expiredSegments(segs, logStart, cfg, time.Now())
-	if n == 0 {
-		return nil
+	segs, n, err := l.expiring(ctx, p, logStart, cfg, time.Now())
+	if err != nil || n == 0 {
+		return err
 	}
 	newStart := max(logStart, segs[n-1].EndOffset)
 	if err := l.meta.DeleteSegments(ctx, p.topic.ID, p.index, segs[:n], newStart, l.opts.GCGrace); err != nil {
@@ -46,6 +42,42 @@ func (l *Log) retainPartition(ctx context.Context, p *Partition, cfg *topicConfi
 	l.log.Info("retention deleted segments", "topic", p.topic.Name, "partition", p.index,
 		"segments", n, "log_start_offset", newStart)
 	return nil
+}
+
+// retentionPage is how many index entries expiring reads at a time when
+// only the oldest segments can expire; a variable for tests.
+var retentionPage = 16
+
+// expiring returns the oldest segments of p, at least those retention
+// removes, and how many of them it removes (expiredSegments). Without
+// retention.bytes, which needs the size of the whole log, it reads the
+// index a page at a time from the start and stops at the first page with a
+// segment that stays: a pass then reads one page per partition instead of
+// the whole index (with 2,000 partitions and uploads every 250 ms the
+// whole-index read was an eighth of the broker's CPU).
+func (l *Log) expiring(ctx context.Context, p *Partition, logStart int64, cfg *topicConfig, now time.Time) ([]metadata.Segment, int, error) {
+	if cfg.retentionBytes >= 0 && !cfg.compact {
+		segs, err := l.meta.Segments(ctx, p.topic.ID, p.index, 0, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		return segs, expiredSegments(segs, logStart, cfg, now), nil
+	}
+	var segs []metadata.Segment
+	for from := int64(0); ; { // each page starts past the last: the index is finite
+		page, err := l.meta.Segments(ctx, p.topic.ID, p.index, from, retentionPage)
+		if err != nil {
+			return nil, 0, err
+		}
+		segs = append(segs, page...)
+		// Only a prefix of the oldest segments expires, so a count short
+		// of what was read is the count for the whole index.
+		n := expiredSegments(segs, logStart, cfg, now)
+		if n < len(segs) || len(page) < retentionPage {
+			return segs, n, nil
+		}
+		from = page[len(page)-1].BaseOffset + 1
+	}
 }
 
 // expiredSegments returns how many of the oldest segments retention

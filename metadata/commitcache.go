@@ -54,6 +54,16 @@ func (c *commitCache) forget(commits []SegmentCommit) {
 	}
 }
 
+// drop drops the entry of one partition. Every other write of a partition
+// state through the Store calls it, so that the broker's own retention and
+// DeleteRecords do not turn its next upload commit into a lost
+// compare-and-swap and a re-read of every partition in the object.
+func (c *commitCache) drop(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.states, key)
+}
+
 // forgetTopic drops the entries of a topic's partitions.
 func (c *commitCache) forgetTopic(id TopicID) {
 	c.mu.Lock()

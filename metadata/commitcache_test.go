@@ -7,14 +7,17 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// countingKV counts the reads of partition states.
+// countingKV counts the reads of partition states and the lost
+// compare-and-swaps.
 type countingKV struct {
 	metadata.KV
 	stateGets atomic.Int64
+	conflicts atomic.Int64
 }
 
 func (c *countingKV) Get(ctx context.Context, key string) (metadata.Item, bool, error) {
@@ -22,6 +25,14 @@ func (c *countingKV) Get(ctx context.Context, key string) (metadata.Item, bool, 
 		c.stateGets.Add(1)
 	}
 	return c.KV.Get(ctx, key)
+}
+
+func (c *countingKV) Txn(ctx context.Context, conds []metadata.Cond, ops []metadata.Op) (int64, error) {
+	rev, err := c.KV.Txn(ctx, conds, ops)
+	if metadata.IsConflict(err) {
+		c.conflicts.Add(1)
+	}
+	return rev, err
 }
 
 // twoStores returns two Stores over one KV (two writers, each with its own
@@ -44,16 +55,25 @@ func commitOf(id metadata.TopicID, p int32, base, end int64, obj string) []metad
 	}}
 }
 
-func TestCommitSegmentsPlansFromCache(t *testing.T) {
+// committedTopic creates topic "t" with one partition through s and
+// commits offsets [0, 10) of it in object "a".
+func committedTopic(t *testing.T, s *metadata.Store) metadata.TopicID {
+	t.Helper()
 	ctx := context.Background()
-	s, _, kv := twoStores(t)
 	id := metadata.NewTopicID()
-	if err := s.CreateTopic(ctx, metadata.Topic{Name: "t", ID: id, Partitions: 2}); err != nil {
+	if err := s.CreateTopic(ctx, metadata.Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CommitSegments(ctx, commitOf(id, 0, 0, 10, "a")); err != nil {
 		t.Fatal(err)
 	}
+	return id
+}
+
+func TestCommitSegmentsPlansFromCache(t *testing.T) {
+	ctx := context.Background()
+	s, _, kv := twoStores(t)
+	id := committedTopic(t, s)
 	before := kv.stateGets.Load()
 	for i, obj := range []string{"b", "c", "d"} {
 		base := int64(10 * (i + 1))
@@ -76,13 +96,7 @@ func TestCommitSegmentsPlansFromCache(t *testing.T) {
 func TestCommitSegmentsStaleCache(t *testing.T) {
 	ctx := context.Background()
 	s, other, _ := twoStores(t)
-	id := metadata.NewTopicID()
-	if err := s.CreateTopic(ctx, metadata.Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CommitSegments(ctx, commitOf(id, 0, 0, 10, "a")); err != nil {
-		t.Fatal(err)
-	}
+	id := committedTopic(t, s)
 
 	// Another writer raises the log start offset: the cached state's
 	// version is stale, and the commit must keep the new log start.
@@ -127,5 +141,45 @@ func TestCommitSegmentsStaleCache(t *testing.T) {
 	}
 	if _, ok, _ := s.PartitionState(ctx, id, 0); ok {
 		t.Fatal("the deleted topic's partition state came back")
+	}
+}
+
+// TestCommitSegmentsAfterOwnWrites: the Store's own retention and
+// DeleteRecords writes keep its cache coherent, so the next upload commit
+// neither loses its compare-and-swap nor re-reads more than that one state.
+func TestCommitSegmentsAfterOwnWrites(t *testing.T) {
+	ctx := context.Background()
+	s, _, kv := twoStores(t)
+	id := committedTopic(t, s)
+	if _, err := s.CommitSegments(ctx, commitOf(id, 0, 10, 20, "b")); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(base int64, obj string) {
+		t.Helper()
+		gets, conflicts := kv.stateGets.Load(), kv.conflicts.Load()
+		if _, err := s.CommitSegments(ctx, commitOf(id, 0, base, base+10, obj)); err != nil {
+			t.Fatal(err)
+		}
+		if n := kv.conflicts.Load() - conflicts; n != 0 {
+			t.Fatalf("commit at %d: %d lost compare-and-swaps, want 0", base, n)
+		}
+		if n := kv.stateGets.Load() - gets; n != 1 {
+			t.Fatalf("commit at %d: %d state reads, want 1", base, n)
+		}
+	}
+	if err := s.SetLogStartOffset(ctx, id, 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	commit(20, "c")
+	segs, err := s.Segments(ctx, id, 0, 0, 1)
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("oldest segment: %+v err=%v", segs, err)
+	}
+	if err := s.DeleteSegments(ctx, id, 0, segs, 10, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	commit(30, "d")
+	if st, _, _ := s.PartitionState(ctx, id, 0); st.LogStartOffset != 10 || st.NextOffset != 40 {
+		t.Fatalf("state %+v, want log start 10, next 40", st)
 	}
 }

@@ -93,5 +93,6 @@ func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []
 		return err
 	}
 	_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+	s.commits.drop(partKey(id, p))
 	return err
 }

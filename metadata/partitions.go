@@ -38,6 +38,7 @@ func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offs
 		}
 		st.LogStartOffset = offset
 		_, err = s.kv.Txn(ctx, []Cond{{Key: partKey(id, p), Version: st.Version}}, []Op{putJSON(partKey(id, p), st)})
+		s.commits.drop(partKey(id, p))
 		if !IsConflict(err) {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +191,42 @@ func TestDeleteTopicReleasesIndexLater(t *testing.T) {
 	}
 	if g, _ := s.Garbage(ctx, 0); len(g) != 200 {
 		t.Fatalf("a second release changed the garbage: %d", len(g))
+	}
+}
+
+// A deleted-topic record that does not decode is reported, and the other
+// deleted topics are released all the same.
+func TestReleaseDeletedTopicsPastABadRecord(t *testing.T) {
+	ctx := context.Background()
+	kv, err := metadata.OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := metadata.NewStore(kv)
+	defer s.Close()
+	id := metadata.NewTopicID()
+	if err := s.CreateTopic(ctx, metadata.Topic{Name: "gone", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitSegments(ctx, []metadata.SegmentCommit{{Segment: metadata.Segment{
+		Topic: id, BaseOffset: 0, EndOffset: 10, Object: "o", Len: 10}}}); err != nil {
+		t.Fatal(err)
+	}
+	tp, _, _ := s.Topic(ctx, "gone")
+	if err := s.DeleteTopic(ctx, tp); err != nil {
+		t.Fatal(err)
+	}
+	// Sorts before the real record, so it is met first.
+	if _, err := kv.Txn(ctx, nil, []metadata.Op{metadata.Put("deleted-topics/0", []byte("not json"))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReleaseDeletedTopics(ctx, 0); err == nil || !strings.Contains(err.Error(), "deleted-topics/0") {
+		t.Fatalf("release past a bad record: %v, want an error naming it", err)
+	}
+	if segs, _ := s.Segments(ctx, id, 0, 0, 0); len(segs) != 0 {
+		t.Fatalf("%d index entries of the deleted topic left", len(segs))
+	}
+	if g, _ := s.Garbage(ctx, 0); len(g) != 1 {
+		t.Fatalf("%d garbage objects, want the deleted topic's 1", len(g))
 	}
 }

@@ -166,7 +166,8 @@ func (s *Store) ReleaseDeletedTopics(ctx context.Context, grace time.Duration) e
 	for _, it := range items {
 		var d DeletedTopic
 		if err := jsonDecode(it, &d); err != nil {
-			return err
+			errs = append(errs, err) // the others are still released
+			continue
 		}
 		if err := s.ReleaseDeletedTopic(ctx, d.ID, grace); err != nil {
 			errs = append(errs, err)

@@ -10,10 +10,11 @@
 //   - the same catch-up read again once the compactor has rewritten the
 //     upload objects into per-partition segments (read as streams: one GET
 //     per segment and reader);
-//   - the baseline for catch-up reads: a plain sequential GET (minio-go,
-//     one object after another) of the same objects from the same MinIO,
-//     three times (the median is the baseline), and the same objects read
-//     through Sediment's s3 backend in 4 MiB ranged GETs, one after another;
+//   - the baseline for each catch-up read: a plain sequential GET (minio-go,
+//     one object after another) of the objects it read (the upload objects,
+//     then the compacted ones) from the same MinIO, three times (the median
+//     is the baseline), and the compacted objects read through Sediment's
+//     s3 backend in 4 MiB ranged GETs, one after another;
 //   - the ceiling of the Kafka path: the same consumer reading the same
 //     amount from the broker's memory (tail cache) right after producing.
 //
@@ -65,9 +66,17 @@ type figure struct {
 	PutsPerGB        float64 `json:"object_puts_per_gb_written"`
 	CatchUpMBs       float64 `json:"catch_up_read_mb_s"`
 	CatchUpObjectMBs float64 `json:"catch_up_object_bytes_read_mb_s"`
-	GetsPerGB        float64 `json:"object_gets_per_gb_read"`
-	AvgGetKiB        float64 `json:"avg_get_kib"`
-	VsBaselinePct    float64 `json:"catch_up_vs_sequential_get_pct,omitempty"`
+	// CatchUpSeconds is the median catch-up read's time; CatchUpRuns the
+	// record MB/s of every run.
+	CatchUpSeconds float64   `json:"catch_up_seconds"`
+	CatchUpRuns    []float64 `json:"catch_up_runs_mb_s"`
+	GetsPerGB      float64   `json:"object_gets_per_gb_read"`
+	AvgGetKiB      float64   `json:"avg_get_kib"`
+	// Baseline is the plain GET of the upload objects this catch-up read,
+	// before compaction (MinIO through s3 only), and VsBaselinePct the
+	// catch-up's rate against it (see baseline.pctOf).
+	Baseline      *baseline `json:"minio_sequential_get_of_upload_objects,omitempty"`
+	VsBaselinePct float64   `json:"catch_up_vs_sequential_get_pct,omitempty"`
 	// After compaction: the same catch-up read once the compactor has
 	// rewritten the upload objects into per-partition objects.
 	Compacted *catchUp `json:"after_compaction,omitempty"`
@@ -79,13 +88,15 @@ type figure struct {
 
 // catchUp is one catch-up read's figures.
 type catchUp struct {
-	MBs       float64 `json:"catch_up_read_mb_s"`
-	ObjectMBs float64 `json:"catch_up_object_bytes_read_mb_s"`
-	GetsPerGB float64 `json:"object_gets_per_gb_read"`
-	AvgGetKiB float64 `json:"avg_get_kib"`
-	Segments  float64 `json:"segments_compacted"`
-	// VsBaselinePct is ObjectMBs against the plain sequential GET (MinIO
-	// through s3 only).
+	MBs       float64   `json:"catch_up_read_mb_s"`
+	ObjectMBs float64   `json:"catch_up_object_bytes_read_mb_s"`
+	Seconds   float64   `json:"catch_up_seconds"`
+	Runs      []float64 `json:"catch_up_runs_mb_s"`
+	GetsPerGB float64   `json:"object_gets_per_gb_read"`
+	AvgGetKiB float64   `json:"avg_get_kib"`
+	Segments  float64   `json:"segments_compacted"`
+	// VsBaselinePct is the catch-up against the plain sequential GET of
+	// the compacted objects (MinIO through s3 only; see baseline.pctOf).
 	VsBaselinePct float64 `json:"catch_up_vs_sequential_get_pct,omitempty"`
 }
 
@@ -98,7 +109,36 @@ type baseline struct {
 	Bytes   int64     `json:"bytes"`
 	// BackendRangeMBs reads the same objects through Sediment's s3
 	// backend in 4 MiB ranged GETs, one after another.
-	BackendRangeMBs float64 `json:"sediment_s3_backend_4mib_range_gets_mb_s"`
+	BackendRangeMBs float64 `json:"sediment_s3_backend_4mib_range_gets_mb_s,omitempty"`
+}
+
+// pctOf is a catch-up read of these objects that took seconds, as a
+// percentage of this plain GET's rate: the plain GET's time over the
+// catch-up's, for the same bytes. Bytes the catch-up read twice (a block
+// evicted before every partition's reader had been through it) do not
+// count for it.
+func (b baseline) pctOf(seconds float64) float64 {
+	return 100 * float64(b.Bytes) / mb / seconds / b.MBs
+}
+
+// measurePlainGet reads the objects the s3 target wrote with plain
+// sequential GETs baselineRuns times, each from a cold page cache.
+func measurePlainGet(ctx context.Context, srv *miniotest.Server) (baseline, error) {
+	var base baseline
+	for range baselineRuns {
+		settle()
+		if err := beforeRead(); err != nil {
+			return base, err
+		}
+		b, err := sequentialGet(ctx, srv, "bench", "s3/")
+		if err != nil {
+			return base, err
+		}
+		base.Objects, base.Bytes = b.Objects, b.Bytes
+		base.Runs = append(base.Runs, b.MBs)
+	}
+	base.MBs = median(base.Runs)
+	return base, nil
 }
 
 func main() {
@@ -135,20 +175,17 @@ func main() {
 		if tg.name != "minio-s3" && !slices.Contains(strings.Split(*only, ","), tg.name) {
 			continue
 		}
+		var plainGet func() (baseline, error)
+		if tg.name == "minio-s3" {
+			plainGet = func() (baseline, error) { return measurePlainGet(ctx, srv) }
+		}
 		settle()
-		f, err := runTarget(ctx, filepath.Join(work, tg.name), tg.url, srv.Env(), *size)
+		f, err := runTarget(ctx, filepath.Join(work, tg.name), tg.url, srv.Env(), *size, plainGet)
 		check(err)
 		r.Targets[tg.name] = f
 	}
-	for range baselineRuns {
-		settle()
-		check(beforeRead())
-		b, err := sequentialGet(ctx, srv, "bench", "s3/")
-		check(err)
-		r.Baseline.Objects, r.Baseline.Bytes = b.Objects, b.Bytes
-		r.Baseline.Runs = append(r.Baseline.Runs, b.MBs)
-	}
-	r.Baseline.MBs = median(r.Baseline.Runs)
+	r.Baseline, err = measurePlainGet(ctx, srv)
+	check(err)
 	settle()
 	check(beforeRead())
 	r.Baseline.BackendRangeMBs, err = rangedGet(ctx, srv.S3URL("bench", "s3"))
@@ -157,16 +194,17 @@ func main() {
 	r.MemoryMBs, err = measureMemoryCeiling(ctx, filepath.Join(work, "memory"), *size)
 	check(err)
 	f := r.Targets["minio-s3"]
-	f.VsBaselinePct = 100 * f.CatchUpObjectMBs / r.Baseline.MBs
-	f.Compacted.VsBaselinePct = 100 * f.Compacted.ObjectMBs / r.Baseline.MBs
+	f.Compacted.VsBaselinePct = r.Baseline.pctOf(f.Compacted.Seconds)
 	if *drain {
 		settle()
 		f.DrainSeconds, f.DrainBytes, err = measureDrain(ctx, filepath.Join(work, "drain"), srv, *size)
 		check(err)
 		fmt.Fprintf(os.Stderr, "backlog of %.2f GiB built while MinIO was down drained in %.1fs\n", f.DrainBytes/(1<<30), f.DrainSeconds)
 	}
-	fmt.Fprintf(os.Stderr, "sequential GET from MinIO: %.1f MB/s (median of %.0f MB/s) over %d objects (Sediment's s3 backend, 4 MiB ranges: %.1f MB/s); catch-up reads object bytes at %.0f%% of it, %.0f%% after compaction (page cache %s)\n",
-		r.Baseline.MBs, r.Baseline.Runs, r.Baseline.Objects, r.Baseline.BackendRangeMBs, f.VsBaselinePct, f.Compacted.VsBaselinePct, r.PageCache)
+	fmt.Fprintf(os.Stderr, "sequential GET from MinIO of the upload objects: %.1f MB/s (median of %.0f MB/s) over %d objects; the catch-up read them at %.0f%% of it\n",
+		f.Baseline.MBs, f.Baseline.Runs, f.Baseline.Objects, f.VsBaselinePct)
+	fmt.Fprintf(os.Stderr, "sequential GET from MinIO of the compacted objects: %.1f MB/s (median of %.0f MB/s) over %d objects (Sediment's s3 backend, 4 MiB ranges: %.1f MB/s); the catch-up read them at %.0f%% of it (page cache %s)\n",
+		r.Baseline.MBs, r.Baseline.Runs, r.Baseline.Objects, r.Baseline.BackendRangeMBs, f.Compacted.VsBaselinePct, r.PageCache)
 	fmt.Fprintf(os.Stderr, "the same consumer reading from the broker's memory: %.1f MB/s\n", r.MemoryMBs)
 	b, _ := json.MarshalIndent(r, "", "  ")
 	fmt.Println(string(b))

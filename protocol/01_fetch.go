@@ -147,6 +147,15 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		budget = 1 << 30
 	}
 	r.records = r.records[:0]
+	for i, t := range targets {
+		// The first partition's read loads its own block; the
+		// others' blocks load meanwhile (the block cache's readahead
+		// slots bound this, also for a partition the response turns
+		// out to have no room for).
+		if i > 0 && t.part != nil {
+			r.s.log.Prefetch(r.ctx(), t.part, t.req.FetchOffset)
+		}
+	}
 	for _, t := range targets {
 		if t.part == nil {
 			continue

@@ -296,3 +296,115 @@ func TestSequentialObjectReadGetsEachBlockOnce(t *testing.T) {
 		t.Fatalf("%d GETs for a segment of %d blocks read once", n, blocks)
 	}
 }
+
+// TestPrefetchLoadsTheBlockAReadStartsIn: Prefetch loads, in the
+// background, the block of the upload object where the next read of a
+// partition begins, so that read GETs nothing more for it; it leaves the
+// seek hint that read needs, and does nothing for a read the tail serves.
+func TestPrefetchLoadsTheBlockAReadStartsIn(t *testing.T) {
+	const block = 1024
+	e := newLogEnv(t, func(o *Options) { o.TailCacheBytes = 1; o.BlockSize = block })
+	l := e.open()
+	topic := createTopic(t, l, "t", 2, nil)
+	p0, p1 := topic.Partition(0), topic.Partition(1)
+	for i := range 30 {
+		produce(t, l, p0, testBatch{values: values(2, fmt.Sprintf("p0-%02d", i))})
+		produce(t, l, p1, testBatch{values: values(2, fmt.Sprintf("p1-%02d", i))})
+	}
+	uploadAll(t, l)
+	ctx := context.Background()
+	first, err := l.Read(ctx, p1, 0, 1, true) // leaves a hint for offset 2
+	if err != nil || first.Bytes == 0 {
+		t.Fatalf("read p1 at 0: %v (%d bytes)", err, first.Bytes)
+	}
+	seg, ok, err := e.meta.FloorSegment(ctx, topic.ID, 1, 2)
+	if err != nil || !ok {
+		t.Fatalf("segment of p1 offset 2: %v", err)
+	}
+	l.blocks.close() // start from an empty cache, as after a restart
+	l.blocks = newBlockCache(e.store, l.opts.BlockCacheBytes, block, l.opts.ReadaheadBlocks, l.m)
+
+	start := seg.Pos + int64(first.Bytes) // where the batch at offset 2 is
+	gets := e.store.Count(mem.OpGetRange)
+	l.Prefetch(ctx, p1, 2)
+	for i := 0; i < 500 && e.store.Count(mem.OpGetRange) == gets; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := e.store.Count(mem.OpGetRange) - gets; n != 1 {
+		t.Fatalf("Prefetch made %d GETs, want 1", n)
+	}
+	if pos := l.seeks.peek(seekKey{seg.Object, seg.Pos, 2}); pos != int64(first.Bytes) {
+		t.Fatalf("seek hint after Prefetch: %d, want %d", pos, first.Bytes)
+	}
+	gets = e.store.Count(mem.OpGetRange)
+	res, err := l.Read(ctx, p1, 2, 1, true)
+	if err != nil || res.Bytes == 0 {
+		t.Fatalf("read p1 at 2: %v (%d bytes)", err, res.Bytes)
+	}
+	// Only blocks after the prefetched one (when the batch crosses into
+	// them) may be fetched now.
+	want := (start+int64(res.Bytes)-1)/block - start/block
+	if n := e.store.Count(mem.OpGetRange) - gets; n != want {
+		t.Fatalf("read after Prefetch made %d GETs, want %d", n, want)
+	}
+
+	produce(t, l, p0, testBatch{values: values(1, "tail")}) // not uploaded: the tail serves it
+	gets = e.store.Count(mem.OpGetRange)
+	l.Prefetch(ctx, p0, 60)
+	time.Sleep(20 * time.Millisecond)
+	if n := e.store.Count(mem.OpGetRange) - gets; n != 0 {
+		t.Fatalf("Prefetch of a tail read made %d GETs", n)
+	}
+}
+
+// TestReadAtARegionsEndPrefetchesTheNextSegment: a read that reaches the
+// end of a partition's region in one upload object has the block where the
+// partition's next segment (in the next object) begins loaded in the
+// background, so the next fetch does not wait for that GET.
+func TestReadAtARegionsEndPrefetchesTheNextSegment(t *testing.T) {
+	const block = 1024
+	e := newLogEnv(t, func(o *Options) { o.TailCacheBytes = 1; o.BlockSize = block })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	for i := range 10 {
+		produce(t, l, p, testBatch{values: values(2, fmt.Sprintf("first-%02d", i))})
+	}
+	uploadAll(t, l)
+	for i := range 10 {
+		produce(t, l, p, testBatch{values: values(2, fmt.Sprintf("second-%02d", i))})
+	}
+	uploadAll(t, l)
+	ctx := context.Background()
+	segs, err := e.meta.Segments(ctx, p.Topic().ID, 0, 0, 10)
+	if err != nil || len(segs) != 2 || segs[0].Object == segs[1].Object {
+		t.Fatalf("segments %+v (%v), want two in two objects", segs, err)
+	}
+	res, err := l.Read(ctx, p, 0, 1<<20, true) // the whole first segment
+	if err != nil || res.Bytes != int(segs[0].Len) {
+		t.Fatalf("read at 0: %v (%d of %d bytes)", err, res.Bytes, segs[0].Len)
+	}
+	next := blockKey{segs[1].Object, segs[1].Pos / block}
+	loaded := func() bool {
+		l.blocks.mu.Lock()
+		b, ok := l.blocks.entries[next]
+		l.blocks.mu.Unlock()
+		if !ok {
+			return false
+		}
+		select {
+		case <-b.ready:
+			return b.err == nil
+		default:
+			return false
+		}
+	}
+	for i := 0; i < 500 && !loaded(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !loaded() {
+		t.Fatal("the next segment's first block was not loaded after the read reached the region's end")
+	}
+	if got := readAll(t, l, p, 20); len(got) != 20 {
+		t.Fatalf("read from 20: %d records", len(got))
+	}
+}

@@ -44,7 +44,32 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if err != nil {
 		return res, err
 	}
+	if !compacted && pos+data.size() == seg.Len && next < plan.objectEnd {
+		// The reader's next fetch starts in another segment: have its
+		// block loaded by then, as readahead does within a region.
+		l.Prefetch(ctx, p, next)
+	}
 	return l.objectResult(res, seg, pos, data, next)
+}
+
+// Prefetch starts loading, in the background, the object block that a
+// read of p at offset will begin in, when that read comes from a
+// multi-partition upload object; otherwise it does nothing. A fetch calls
+// it for the partitions it is about to read one after another, so that
+// the GETs of the blocks they need run at once instead of in turn (an
+// upload object spans a few blocks, and a catch-up fetch reads one region
+// of it per partition). The block cache bounds the loads in flight.
+func (l *Log) Prefetch(ctx context.Context, p *Partition, offset int64) {
+	plan, err := p.planRead(offset)
+	if err != nil || !plan.fromObjects {
+		return
+	}
+	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)
+	if err != nil || !ok || seg.EndOffset <= offset || strings.HasPrefix(seg.Object, compactPrefix) {
+		return
+	}
+	pos := l.seeks.peek(seekKey{seg.Object, seg.Pos, offset}) // 0 without one: the read starts at the region's start
+	l.blocks.readahead(blockKey{seg.Object, (seg.Pos + pos) / l.blocks.blockSize})
 }
 
 // warmNext is for a reader that just reached the end of seg through a

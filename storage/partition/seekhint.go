@@ -35,6 +35,13 @@ func (s *seekHints) get(k seekKey) (int64, bool) {
 	return pos, ok
 }
 
+// peek is get without using the hint up.
+func (s *seekHints) peek(k seekKey) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hints[k]
+}
+
 func (s *seekHints) put(k seekKey, pos int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

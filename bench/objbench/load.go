@@ -62,7 +62,7 @@ func runTarget(ctx context.Context, dir, storeURL string, env []string, size int
 			return nil, err
 		}
 		f.Baseline = &base
-		f.VsBaselinePct = base.pctOf(f.CatchUpSeconds)
+		f.VsBaselinePct = base.pctOf(base.Bytes, f.CatchUpSeconds)
 		if err := b.start(); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestDockerfileBuild runs the Dockerfile's build command as written
+// (there is no Docker engine here to build the image) and checks what the
+// image relies on: the binary is static, with no ELF interpreter and no
+// shared libraries, so it runs on the small final base; and it serves
+// records as the unprivileged user of the Dockerfile's USER line, from a
+// data directory that user owns, and shuts down cleanly on SIGTERM.
+func TestDockerfileBuild(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var build []string
+	var uid, gid int
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RUN "); ok && strings.Contains(rest, "go build") {
+			build = shellFields(t, rest)
+		}
+		if rest, ok := strings.CutPrefix(line, "USER "); ok {
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d:%d", &uid, &gid); err != nil {
+				t.Fatalf("Dockerfile USER %q: want numeric uid:gid", rest)
+			}
+		}
+	}
+	if build == nil || uid == 0 {
+		t.Fatalf("Dockerfile: want a RUN line with go build and a non-root numeric USER")
+	}
+
+	dir, err := os.MkdirTemp("", "dockerfile-build-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil { // the unprivileged user runs the binary from here
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "broker")
+	var env, args []string
+	for i, f := range build {
+		if f == "go" {
+			args = build[i+1:]
+			break
+		}
+		env = append(env, f)
+	}
+	for i := range args {
+		if args[i] == "-o" && i+1 < len(args) {
+			args[i+1] = bin
+		}
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("the binary has an ELF interpreter: it is dynamically linked")
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Errorf("the binary needs shared libraries %q", libs)
+	}
+	f.Close()
+
+	dataDir := filepath.Join(dir, "data")
+	if err := os.Mkdir(dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(bin, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--http-listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--data-dir", dataDir)
+	addr, httpAddr := run.Args[3], run.Args[5]
+	if os.Geteuid() == 0 { // run it as the image does; otherwise this user is unprivileged already
+		if err := os.Chown(dataDir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		run.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	}
+	logs := newLogTail()
+	stderr, err := run.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go logs.consume(stderr)
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	t.Cleanup(func() {
+		if run.ProcessState == nil {
+			run.Process.Kill()
+			<-exited
+		}
+	})
+	ready := false
+	for i := 0; i < 600 && !ready; i++ {
+		if resp, err := http.Get("http://" + httpAddr + "/readyz"); err == nil {
+			resp.Body.Close()
+			ready = resp.StatusCode == http.StatusOK
+		}
+		if !ready {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !ready {
+		t.Fatalf("the built broker (uid %d) not ready after 30s\n%s", uid, logs.String())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("image"), kgo.AllowAutoTopicCreation(),
+		kgo.ConsumeTopics("image"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("from the image's build")}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v\n%s", err, logs.String())
+	}
+	fs := cl.PollFetches(ctx)
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "from the image's build" {
+		t.Fatalf("fetched %d records", len(recs))
+	}
+
+	if os.Geteuid() == 0 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(dataDir, "wal"), &st); err != nil {
+			t.Fatalf("the broker's WAL directory: %v", err)
+		}
+		if int(st.Uid) != uid {
+			t.Errorf("the WAL directory belongs to uid %d, want %d: the broker did not run as the image's user", st.Uid, uid)
+		}
+	}
+
+	run.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("no exit a minute after SIGTERM\n%s", logs.String())
+	}
+}
+
+// shellFields splits a Dockerfile shell-form command into words the way
+// sh would for the simple quoting the Dockerfile uses (double quotes
+// group a word and are removed).
+func shellFields(t *testing.T, s string) []string {
+	t.Helper()
+	var out []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unbalanced quotes in %q", s)
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	for _, f := range out {
+		if strings.ContainsAny(f, "$`\\|&;<>") {
+			t.Fatalf("Dockerfile build command %q uses shell syntax this test does not run: %s", s, strconv.Quote(f))
+		}
+	}
+	return out
+}

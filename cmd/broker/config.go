@@ -62,7 +62,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 100<<20, "largest request frame accepted (socket.request.max.bytes)")
 	fs.Int64Var(&c.MaxInflight, "max-inflight-request-bytes", 32<<20, "request bytes held at once over all connections, from reading to answering; more waits unread (queued.max.request.bytes)")
 	fs.Int64Var(&c.TailCacheBytes, "tail-cache-bytes", 64<<20, "memory for recent batches")
-	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks; readers of compacted segments stream through up to 9/8 as much again")
+	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks; readers of compacted segments stream through up to 9/8 as much again, which the cache uses while they do not")
 	fs.Int64Var(&c.WALSegmentBytes, "wal-segment-bytes", 64<<20, "WAL segment size")
 	fs.Int64Var(&c.WALMaxBytes, "wal-max-bytes", 1<<30, "WAL bytes waiting for upload before produce gets a retriable error (back-pressure)")
 	fs.Int64Var(&c.CompactTarget, "compact-target-bytes", 64<<20, "size of the per-partition objects compaction writes")

@@ -30,6 +30,14 @@ type blockCache struct {
 	ahead    int64         // blocks to read ahead of a read
 	prefetch chan struct{} // semaphore bounding readahead GETs
 	wg       sync.WaitGroup
+
+	// spare, when set, is memory the cache may hold beyond limit for now:
+	// the part of the streams' budget no open stream holds (see
+	// streamTable.spare). Readers of upload objects, which do not
+	// stream, then have the memory that readers of compacted segments
+	// would otherwise use; a stream that opens takes its share back
+	// (trim).
+	spare func() int64
 }
 
 type blockKey struct {
@@ -152,9 +160,26 @@ func (c *blockCache) load(ctx context.Context, b *block) {
 		return
 	}
 	c.bytes += int64(len(data))
-	for c.bytes > c.limit && c.lru.Len() > 1 {
+	c.evictLocked()
+}
+
+// evictLocked removes least recently used blocks while the cache holds
+// more than limit and the spare memory.
+func (c *blockCache) evictLocked() {
+	budget := c.limit
+	if c.spare != nil {
+		budget += c.spare()
+	}
+	for c.bytes > budget && c.lru.Len() > 1 {
 		c.removeLocked(c.lru.Back().Value.(*block))
 	}
+}
+
+// trim evicts down to the cache's current budget.
+func (c *blockCache) trim() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.evictLocked()
 }
 
 func (c *blockCache) removeLocked(b *block) {

@@ -66,7 +66,7 @@ type Options struct {
 	// (default 8 MiB, as much as a fetch asks of one partition with
 	// fetch.max.partition.bytes at 8 MiB) plus the chunk it is filling:
 	// with the defaults 8 streams, 72 MiB. Streams < 0 reads everything through the block
-	// cache.
+	// cache. What no open stream holds, the block cache may use.
 	Streams         int
 	StreamReadahead int64
 	NodeID          int32
@@ -189,6 +189,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	l.tail = newTailCache(opts.TailCacheBytes)
 	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, opts.ReadaheadBlocks, l.m)
 	l.streams = newStreamTable(l.store, opts.Streams, opts.StreamReadahead, l.m)
+	l.blocks.spare, l.streams.onOpen = l.streams.spare, l.blocks.trim // one budget for both
 	if err := l.loadTopics(ctx); err != nil {
 		return nil, err
 	}

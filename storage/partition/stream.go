@@ -164,6 +164,26 @@ type streamTable struct {
 	// cannot hold up shutdown.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// onOpen, when set, is called (without mu) after a stream is counted
+	// open: the block cache gives back the memory the stream now holds.
+	onOpen func()
+}
+
+// streamBytes is the most one stream holds: its chunks read ahead and the
+// one being filled.
+func (t *streamTable) streamBytes() int64 { return int64(t.ahead+1) * int64(chunkBytes) }
+
+// spare is the memory of the streams that are not open.
+func (t *streamTable) spare() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return int64(max(t.max-t.open, 0)) * t.streamBytes()
+}
+
+func (t *streamTable) opened() {
+	if t.onOpen != nil {
+		t.onOpen()
+	}
 }
 
 func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
@@ -198,6 +218,7 @@ func (t *streamTable) take(ctx context.Context, object string, pos int64) (*segS
 	}
 	t.open++
 	t.mu.Unlock()
+	t.opened()
 	s, err := t.openStream(ctx, object, pos)
 	if err != nil {
 		t.mu.Lock()
@@ -250,6 +271,7 @@ func (t *streamTable) warm(object string, pos int64) {
 	t.warms.Add(1)
 	go func() {
 		defer t.warms.Done()
+		t.opened()
 		ctx, cancel := context.WithTimeout(t.ctx, streamStall)
 		s, err := t.openStream(ctx, object, pos)
 		cancel()

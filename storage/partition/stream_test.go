@@ -330,3 +330,52 @@ func TestCloseCancelsHungWarm(t *testing.T) {
 		t.Fatalf("after close: %d open, %d idle, %d opening", st.open, len(st.idle), len(st.opening))
 	}
 }
+
+// TestBlockCacheUsesTheIdleStreamBudget: while no stream is open, the
+// block cache may hold the streams' memory too (readers of upload objects
+// do not stream); a stream that opens takes its share back, and the cache
+// never holds more than its own limit and the unopened streams' memory.
+func TestBlockCacheUsesTheIdleStreamBudget(t *testing.T) {
+	old := chunkBytes
+	chunkBytes = 1024
+	t.Cleanup(func() { chunkBytes = old })
+	const block = 1024
+	ctx := context.Background()
+	store := mem.New()
+	if _, err := store.Put(ctx, "data/x", bytes.Repeat([]byte("x"), 16*block), objectstore.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(nil)
+	blocks := newBlockCache(store, 4*block, block, 0, m)
+	streams := newStreamTable(store, 2, block, m) // each holds 2 chunks: 4 blocks' worth for both
+	blocks.spare, streams.onOpen = streams.spare, blocks.trim
+	defer blocks.close()
+	defer streams.close()
+	held := func() int64 {
+		blocks.mu.Lock()
+		defer blocks.mu.Unlock()
+		return blocks.bytes
+	}
+	for i := int64(0); i < 16; i++ {
+		if _, err := blocks.read(ctx, "data/x", i*block, block, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := held(); got != 8*block {
+		t.Fatalf("no stream open: the cache holds %d bytes, want %d (its 4 blocks and the streams' 4)", got, 8*block)
+	}
+	s, err := streams.take(ctx, "data/x", 0)
+	if err != nil || s == nil {
+		t.Fatalf("take: %v", err)
+	}
+	if got := held(); got != 6*block {
+		t.Fatalf("one stream open: the cache holds %d bytes, want %d", got, 6*block)
+	}
+	streams.drop(s)
+	if _, err := blocks.read(ctx, "data/x", 0, block, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := held(); got != 7*block {
+		t.Fatalf("stream closed, one more block read: the cache holds %d bytes, want %d", got, 7*block)
+	}
+}

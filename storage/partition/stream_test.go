@@ -372,6 +372,7 @@ func TestBlockCacheUsesTheIdleStreamBudget(t *testing.T) {
 		t.Fatalf("one stream open: the cache holds %d bytes, want %d", got, 6*block)
 	}
 	streams.drop(s)
+	<-s.done // its filling goroutine reads chunkBytes, which the cleanup restores
 	if _, err := blocks.read(ctx, "data/x", 0, block, 0, false); err != nil {
 		t.Fatal(err)
 	}

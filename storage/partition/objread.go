@@ -60,8 +60,7 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 // upload object spans a few blocks, and a catch-up fetch reads one region
 // of it per partition). The block cache bounds the loads in flight.
 func (l *Log) Prefetch(ctx context.Context, p *Partition, offset int64) {
-	plan, err := p.planRead(offset)
-	if err != nil || !plan.fromObjects {
+	if !p.readsObjects(offset) {
 		return
 	}
 	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)

@@ -131,8 +131,8 @@ func (p *Partition) planRead(offset int64) (readPlan, error) {
 	if offset == p.hw {
 		return plan, nil
 	}
-	i := p.findLocked(offset)
-	if i == len(p.refs) || p.refs[i].base > offset {
+	i, before := p.beforeRefsLocked(offset)
+	if before {
 		plan.fromObjects = true
 		plan.objectEnd = min(p.hw, p.committed)
 		if i < len(p.refs) {
@@ -148,6 +148,25 @@ func (p *Partition) planRead(offset int64) (readPlan, error) {
 		plan.data = append(plan.data, r.data)
 	}
 	return plan, nil
+}
+
+// readsObjects reports whether a read at offset would be served from the
+// object store: planRead's test, without planning the read.
+func (p *Partition) readsObjects(offset int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted || offset < p.logStart || offset >= p.hw {
+		return false
+	}
+	_, before := p.beforeRefsLocked(offset)
+	return before
+}
+
+// beforeRefsLocked returns the index of the in-memory ref holding offset
+// or after it, and whether offset lies before the refs (in the objects).
+func (p *Partition) beforeRefsLocked(offset int64) (int, bool) {
+	i := p.findLocked(offset)
+	return i, i == len(p.refs) || p.refs[i].base > offset
 }
 
 // readRefs serves a read from the tail cache, falling back to the WAL for

@@ -4,7 +4,6 @@ import (
 	"context"
 	"debug/elf"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,56 +90,25 @@ func TestDockerfileBuild(t *testing.T) {
 	if err := os.Mkdir(dataDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := exec.Command(bin, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"--http-listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--data-dir", dataDir)
-	addr, httpAddr := run.Args[3], run.Args[5]
+	var attr *syscall.SysProcAttr
 	if os.Geteuid() == 0 { // run it as the image does; otherwise this user is unprivileged already
 		if err := os.Chown(dataDir, uid, gid); err != nil {
 			t.Fatal(err)
 		}
-		run.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		attr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	}
-	logs := newLogTail()
-	stderr, err := run.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go logs.consume(stderr)
-	exited := make(chan error, 1)
-	go func() { exited <- run.Wait() }()
-	t.Cleanup(func() {
-		if run.ProcessState == nil {
-			run.Process.Kill()
-			<-exited
-		}
-	})
-	ready := false
-	for i := 0; i < 600 && !ready; i++ {
-		if resp, err := http.Get("http://" + httpAddr + "/readyz"); err == nil {
-			resp.Body.Close()
-			ready = resp.StatusCode == http.StatusOK
-		}
-		if !ready {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if !ready {
-		t.Fatalf("the built broker (uid %d) not ready after 30s\n%s", uid, logs.String())
-	}
+	p := startBinary(t, bin, dataDir, "", nil, attr)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("image"), kgo.AllowAutoTopicCreation(),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic("image"), kgo.AllowAutoTopicCreation(),
 		kgo.ConsumeTopics("image"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("from the image's build")}).FirstErr(); err != nil {
-		t.Fatalf("produce: %v\n%s", err, logs.String())
+		t.Fatalf("produce: %v\n%s", err, p.logs.String())
 	}
 	fs := cl.PollFetches(ctx)
 	if err := fs.Err0(); err != nil {
@@ -160,14 +128,8 @@ func TestDockerfileBuild(t *testing.T) {
 		}
 	}
 
-	run.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("no exit a minute after SIGTERM\n%s", logs.String())
+	if err := p.terminate(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.logs.String())
 	}
 }
 

@@ -43,13 +43,21 @@ func freePort(t *testing.T) int {
 // waits until it answers /readyz.
 func startProc(t *testing.T, dataDir, addr string, env []string, flags ...string) *brokerProc {
 	t.Helper()
+	return startBinary(t, os.Args[0], dataDir, addr, append([]string{"SEDIMENT_TEST_BROKER=1"}, env...), nil, flags...)
+}
+
+// startBinary is startProc for the broker binary bin, run with attr (nil:
+// as this process), and env added to this process's environment.
+func startBinary(t *testing.T, bin, dataDir, addr string, env []string, attr *syscall.SysProcAttr, flags ...string) *brokerProc {
+	t.Helper()
 	if addr == "" {
 		addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	args := append([]string{"serve", "--listen", addr, "--http-listen", httpAddr, "--data-dir", dataDir}, flags...)
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), "SEDIMENT_TEST_BROKER=1"), env...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = attr
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -316,7 +316,11 @@ func TestPrefetchLoadsTheBlockAReadStartsIn(t *testing.T) {
 	produce(t, l, p0, testBatch{values: values(1, "tail")}) // not uploaded: the tail serves it
 	gets := e.store.Count(mem.OpGetRange)
 	l.Prefetch(ctx, p0, 60)
-	time.Sleep(20 * time.Millisecond)
+	// A load Prefetch starts is in the cache before its GET: none there,
+	// none coming.
+	if n := cachedBlocks(l.blocks); n != 0 {
+		t.Fatalf("Prefetch of a tail read started %d loads", n)
+	}
 	if n := e.store.Count(mem.OpGetRange) - gets; n != 0 {
 		t.Fatalf("Prefetch of a tail read made %d GETs", n)
 	}
@@ -335,14 +339,9 @@ func TestPrefetchLoadsTheBlockAReadStartsIn(t *testing.T) {
 	start := seg.Pos + int64(first.Bytes) // where the batch at offset 2 is
 	gets = e.store.Count(mem.OpGetRange)
 	l.Prefetch(ctx, p1, 2)
-	for i := 0; i < 500 && e.store.Count(mem.OpGetRange) == gets; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitBlock(t, l.blocks, blockKey{seg.Object, start / block}) // where the batch at offset 2 begins
 	if n := e.store.Count(mem.OpGetRange) - gets; n != 1 {
 		t.Fatalf("Prefetch made %d GETs, want 1", n)
-	}
-	if !blockLoaded(l.blocks, blockKey{seg.Object, start / block}) {
-		t.Fatalf("Prefetch did not load block %d, where the batch at offset 2 begins", start/block)
 	}
 	if pos := l.seeks.peek(seekKey{seg.Object, seg.Pos, 2}); pos != int64(first.Bytes) {
 		t.Fatalf("seek hint after Prefetch: %d, want %d", pos, first.Bytes)
@@ -378,31 +377,35 @@ func TestReadAtARegionsEndPrefetchesTheNextSegment(t *testing.T) {
 	if err != nil || res.Bytes != int(segs[0].Len) {
 		t.Fatalf("read at 0: %v (%d of %d bytes)", err, res.Bytes, segs[0].Len)
 	}
-	next := blockKey{segs[1].Object, segs[1].Pos / block}
-	loaded := func() bool { return blockLoaded(l.blocks, next) }
-	for i := 0; i < 500 && !loaded(); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !loaded() {
-		t.Fatal("the next segment's first block was not loaded after the read reached the region's end")
-	}
+	waitBlock(t, l.blocks, blockKey{segs[1].Object, segs[1].Pos / block}) // the next segment's first block
 	if got := readAll(t, l, p, 20); len(got) != 20 {
 		t.Fatalf("read from 20: %d records", len(got))
 	}
 }
 
-// blockLoaded reports whether block k is in c and loaded.
-func blockLoaded(c *blockCache, k blockKey) bool {
+// waitBlock waits until block k, which a read or Prefetch put in c, has
+// loaded; the test fails if k is not there or its load failed.
+func waitBlock(t *testing.T, c *blockCache, k blockKey) {
+	t.Helper()
 	c.mu.Lock()
 	b, ok := c.entries[k]
 	c.mu.Unlock()
 	if !ok {
-		return false
+		t.Fatalf("block %d of %s is neither loading nor cached", k.index, k.object)
 	}
 	select {
 	case <-b.ready:
-		return b.err == nil
-	default:
-		return false
+	case <-time.After(time.Minute): // a hang guard, not a timing
+		t.Fatalf("block %d of %s never loaded", k.index, k.object)
 	}
+	if b.err != nil {
+		t.Fatalf("block %d of %s: %v", k.index, k.object, b.err)
+	}
+}
+
+// cachedBlocks is how many blocks c holds or is loading.
+func cachedBlocks(c *blockCache) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }

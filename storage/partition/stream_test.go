@@ -372,7 +372,11 @@ func TestBlockCacheUsesTheIdleStreamBudget(t *testing.T) {
 		t.Fatalf("one stream open: the cache holds %d bytes, want %d", got, 6*block)
 	}
 	streams.drop(s)
-	<-s.done // its filling goroutine reads chunkBytes, which the cleanup restores
+	select { // its filling goroutine reads chunkBytes, which the cleanup restores
+	case <-s.done:
+	case <-time.After(time.Minute): // a hang guard, not a timing
+		t.Fatal("a dropped stream's goroutine never ended")
+	}
 	if _, err := blocks.read(ctx, "data/x", 0, block, 0, false); err != nil {
 		t.Fatal(err)
 	}

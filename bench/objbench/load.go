@@ -50,7 +50,7 @@ func runTarget(ctx context.Context, dir, storeURL string, env []string, size int
 	if err := b.restart(); err != nil { // caches start cold
 		return nil, err
 	}
-	if err := measureCatchUps(ctx, b, f); err != nil {
+	if f.catchUp, err = measureCatchUps(ctx, b); err != nil {
 		return nil, err
 	}
 	if plainGet != nil {
@@ -62,7 +62,7 @@ func runTarget(ctx context.Context, dir, storeURL string, env []string, size int
 			return nil, err
 		}
 		f.Baseline = &base
-		f.VsBaselinePct = base.pctOf(base.Bytes, f.CatchUpSeconds)
+		f.VsBaselinePct = base.pctOf(base.Bytes, f.Seconds)
 		if err := b.start(); err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func runTarget(ctx context.Context, dir, storeURL string, env []string, size int
 	fmt.Fprintf(os.Stderr, "%s: after compaction of %.0f segments: catch-up %.1f MB/s (runs %.0f; objects %.1f MB/s), %.1f GETs/GB of %.0f KiB\n",
 		dir, f.Compacted.Segments, f.Compacted.MBs, f.Compacted.Runs, f.Compacted.ObjectMBs, f.Compacted.GetsPerGB, f.Compacted.AvgGetKiB)
 	fmt.Fprintf(os.Stderr, "%s: produce %.1f MB/s, %.1f PUTs/GB; catch-up %.1f MB/s (runs %.0f; objects %.1f MB/s), %.1f GETs/GB of %.0f KiB\n",
-		dir, f.ProduceMBs, f.PutsPerGB, f.CatchUpMBs, f.CatchUpRuns, f.CatchUpObjectMBs, f.GetsPerGB, f.AvgGetKiB)
+		dir, f.ProduceMBs, f.PutsPerGB, f.MBs, f.Runs, f.ObjectMBs, f.GetsPerGB, f.AvgGetKiB)
 	return f, nil
 }
 
@@ -100,42 +100,41 @@ func measureProduce(ctx context.Context, b *broker, size int64, f *figure) error
 const catchUpRuns = 3
 
 // measureCatchUps measures the catch-up read catchUpRuns times (the first
-// on b as it is, freshly started) and leaves the median run's figures in
-// f, with every run's rate.
-func measureCatchUps(ctx context.Context, b *broker, f *figure) error {
-	var runs []figure
+// on b as it is, freshly started) and returns the median run's figures,
+// with every run's rate.
+func measureCatchUps(ctx context.Context, b *broker) (catchUp, error) {
+	var runs []catchUp
+	var rates []float64
 	for i := range catchUpRuns {
 		if i > 0 {
 			if err := b.restart(); err != nil {
-				return err
+				return catchUp{}, err
 			}
 		}
-		var g figure
-		if err := measureCatchUp(ctx, b, &g); err != nil {
-			return err
+		c, err := measureCatchUp(ctx, b)
+		if err != nil {
+			return catchUp{}, err
 		}
-		runs = append(runs, g)
-		f.CatchUpRuns = append(f.CatchUpRuns, g.CatchUpMBs)
+		runs, rates = append(runs, c), append(rates, c.MBs)
 	}
-	slices.SortFunc(runs, func(a, b figure) int { return cmp.Compare(a.CatchUpSeconds, b.CatchUpSeconds) })
+	slices.SortFunc(runs, func(a, b catchUp) int { return cmp.Compare(a.Seconds, b.Seconds) })
 	m := runs[len(runs)/2]
-	f.CatchUpMBs, f.CatchUpObjectMBs, f.CatchUpSeconds = m.CatchUpMBs, m.CatchUpObjectMBs, m.CatchUpSeconds
-	f.GetsPerGB, f.AvgGetKiB = m.GetsPerGB, m.AvgGetKiB
-	return nil
+	m.Runs = rates
+	return m, nil
 }
 
 // measureCatchUp reads the topic from the start on a freshly started
 // broker, with cold caches.
-func measureCatchUp(ctx context.Context, b *broker, f *figure) error {
+func measureCatchUp(ctx context.Context, b *broker) (catchUp, error) {
 	if err := beforeRead(); err != nil {
-		return err
+		return catchUp{}, err
 	}
 	start := b.metrics()
 	stopProfile := b.profile("catchup")
 	read, elapsed, err := consume(ctx, b.addr)
 	stopProfile()
 	if err != nil {
-		return err
+		return catchUp{}, err
 	}
 	end := b.metrics()
 	delta := func(metric string, labels ...string) float64 {
@@ -143,12 +142,13 @@ func measureCatchUp(ctx context.Context, b *broker, f *figure) error {
 	}
 	gets := delta("sediment_objectstore_requests_total", `op="get`, `outcome="ok"`)
 	objBytes := delta("sediment_objectstore_bytes_total", `direction="in"`)
-	f.CatchUpSeconds = elapsed.Seconds()
-	f.CatchUpMBs = float64(read) / mb / elapsed.Seconds()
-	f.CatchUpObjectMBs = objBytes / mb / elapsed.Seconds()
-	f.GetsPerGB = gets / (float64(read) / gb)
-	f.AvgGetKiB = objBytes / gets / 1024
-	return nil
+	return catchUp{
+		Seconds:   elapsed.Seconds(),
+		MBs:       float64(read) / mb / elapsed.Seconds(),
+		ObjectMBs: objBytes / mb / elapsed.Seconds(),
+		GetsPerGB: gets / (float64(read) / gb),
+		AvgGetKiB: objBytes / gets / 1024,
+	}, nil
 }
 
 func createTopic(ctx context.Context, addr string, partitions int32) error {
@@ -289,7 +289,7 @@ func createBucket(srv *miniotest.Server, name string) error {
 // measureCompacted lets the compactor run (maintenance every second) until
 // it has nothing left to do, restarts with cold caches and the default
 // cadence, and reads the topic again.
-func measureCompacted(ctx context.Context, b *broker) (*catchUp, error) {
+func measureCompacted(ctx context.Context, b *broker) (*compacted, error) {
 	defaults := b.flags
 	b.flags = append(slices.Clip(defaults), "--maintain-interval", "1s", "--object-gc-grace", "1s")
 	if err := b.restart(); err != nil {
@@ -311,12 +311,11 @@ func measureCompacted(ctx context.Context, b *broker) (*catchUp, error) {
 	if err := b.restart(); err != nil {
 		return nil, err
 	}
-	var f figure
-	if err := measureCatchUps(ctx, b, &f); err != nil {
+	c, err := measureCatchUps(ctx, b)
+	if err != nil {
 		return nil, err
 	}
-	return &catchUp{MBs: f.CatchUpMBs, ObjectMBs: f.CatchUpObjectMBs, Seconds: f.CatchUpSeconds, Runs: f.CatchUpRuns,
-		GetsPerGB: f.GetsPerGB, AvgGetKiB: f.AvgGetKiB, Segments: done}, nil
+	return &compacted{c, done}, nil
 }
 
 // measureMemoryCeiling produces size bytes into a broker whose tail cache

@@ -62,31 +62,25 @@ type report struct {
 
 // figure is one bucket's results.
 type figure struct {
-	ProduceMBs       float64 `json:"produce_mb_s"`
-	PutsPerGB        float64 `json:"object_puts_per_gb_written"`
-	CatchUpMBs       float64 `json:"catch_up_read_mb_s"`
-	CatchUpObjectMBs float64 `json:"catch_up_object_bytes_read_mb_s"`
-	// CatchUpSeconds is the median catch-up read's time; CatchUpRuns the
-	// record MB/s of every run.
-	CatchUpSeconds float64   `json:"catch_up_seconds"`
-	CatchUpRuns    []float64 `json:"catch_up_runs_mb_s"`
-	GetsPerGB      float64   `json:"object_gets_per_gb_read"`
-	AvgGetKiB      float64   `json:"avg_get_kib"`
+	ProduceMBs float64 `json:"produce_mb_s"`
+	PutsPerGB  float64 `json:"object_puts_per_gb_written"`
+	// The catch-up read of the upload objects; its VsBaselinePct is
+	// against Baseline.
+	catchUp
 	// Baseline is the plain GET of the upload objects this catch-up read,
-	// before compaction (MinIO through s3 only), and VsBaselinePct the
-	// catch-up's rate against it (see baseline.pctOf).
-	Baseline      *baseline `json:"minio_sequential_get_of_upload_objects,omitempty"`
-	VsBaselinePct float64   `json:"catch_up_vs_sequential_get_pct,omitempty"`
+	// before compaction (MinIO through s3 only).
+	Baseline *baseline `json:"minio_sequential_get_of_upload_objects,omitempty"`
 	// After compaction: the same catch-up read once the compactor has
 	// rewritten the upload objects into per-partition objects.
-	Compacted *catchUp `json:"after_compaction,omitempty"`
+	Compacted *compacted `json:"after_compaction,omitempty"`
 	// DrainSeconds is how long the upload backlog built while MinIO was
 	// down took to reach the bucket once it was back (MinIO targets).
 	DrainSeconds float64 `json:"backlog_drain_seconds,omitempty"`
 	DrainBytes   float64 `json:"backlog_drain_bytes,omitempty"`
 }
 
-// catchUp is one catch-up read's figures.
+// catchUp is one catch-up read's figures: the median of catchUpRuns runs
+// (Seconds its time), with every run's record MB/s in Runs.
 type catchUp struct {
 	MBs       float64   `json:"catch_up_read_mb_s"`
 	ObjectMBs float64   `json:"catch_up_object_bytes_read_mb_s"`
@@ -94,10 +88,15 @@ type catchUp struct {
 	Runs      []float64 `json:"catch_up_runs_mb_s"`
 	GetsPerGB float64   `json:"object_gets_per_gb_read"`
 	AvgGetKiB float64   `json:"avg_get_kib"`
-	Segments  float64   `json:"segments_compacted"`
 	// VsBaselinePct is the catch-up against the plain sequential GET of
-	// the compacted objects (MinIO through s3 only; see baseline.pctOf).
+	// the objects it read (MinIO through s3 only; see baseline.pctOf).
 	VsBaselinePct float64 `json:"catch_up_vs_sequential_get_pct,omitempty"`
+}
+
+// compacted is the catch-up read after compaction.
+type compacted struct {
+	catchUp
+	Segments float64 `json:"segments_compacted"`
 }
 
 type baseline struct {

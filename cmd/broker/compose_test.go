@@ -177,21 +177,33 @@ func TestComposeProfilesAndImage(t *testing.T) {
 	if f.Services["broker"].Build != "." {
 		t.Errorf("broker build %q: want the root Dockerfile (.)", f.Services["broker"].Build)
 	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	df := string(data)
-	if !strings.Contains(df, "CGO_ENABLED=0 go build") || !strings.Contains(df, "./cmd/broker") {
+	run := strings.Join(dockerfileArgs(t, "RUN"), "\n")
+	if !strings.Contains(run, "CGO_ENABLED=0 go build") || !strings.Contains(run, "./cmd/broker") {
 		t.Errorf("Dockerfile: want a static build of ./cmd/broker (CGO_ENABLED=0 go build)")
 	}
 	var user string
-	for _, line := range strings.Split(df, "\n") {
-		if rest, ok := strings.CutPrefix(line, "USER "); ok {
-			user = strings.TrimSpace(rest)
-		}
+	if users := dockerfileArgs(t, "USER"); len(users) > 0 {
+		user = users[len(users)-1]
 	}
 	if user == "" || user == "root" || strings.HasPrefix(user, "0") {
 		t.Errorf("Dockerfile: final USER %q, want a non-root user", user)
 	}
+}
+
+// dockerfileArgs returns the arguments of the root Dockerfile's
+// instructions instr ("RUN", "USER"), one per line that starts with it, in
+// order.
+func dockerfileArgs(t *testing.T, instr string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, instr+" "); ok {
+			out = append(out, strings.TrimSpace(rest))
+		}
+	}
+	return out
 }

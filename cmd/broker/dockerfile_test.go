@@ -23,20 +23,16 @@ import (
 // records as the unprivileged user of the Dockerfile's USER line, from a
 // data directory that user owns, and shuts down cleanly on SIGTERM.
 func TestDockerfileBuild(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var build []string
-	var uid, gid int
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "RUN "); ok && strings.Contains(rest, "go build") {
-			build = shellFields(t, rest)
+	for _, run := range dockerfileArgs(t, "RUN") {
+		if strings.Contains(run, "go build") {
+			build = shellFields(t, run)
 		}
-		if rest, ok := strings.CutPrefix(line, "USER "); ok {
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d:%d", &uid, &gid); err != nil {
-				t.Fatalf("Dockerfile USER %q: want numeric uid:gid", rest)
-			}
+	}
+	var uid, gid int
+	for _, user := range dockerfileArgs(t, "USER") {
+		if _, err := fmt.Sscanf(user, "%d:%d", &uid, &gid); err != nil {
+			t.Fatalf("Dockerfile USER %q: want numeric uid:gid", user)
 		}
 	}
 	if build == nil || uid == 0 {

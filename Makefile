@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit minio fuzz-smoke build interop duckdb-node clean print-interop-pkgs bench
+.PHONY: test vet unit minio fuzz-smoke build interop compose duckdb-node clean print-interop-pkgs bench
 
 # Debian packages the interop tests need (installed by .ci/run).
 INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql
@@ -68,6 +68,14 @@ bench: build
 # topic's Parquet files. A missing package fails with the apt-get line.
 interop: duckdb-node
 	$(GO) test -tags interop -count=1 -timeout 20m -run Interop ./cmd/broker/ ./table/catalog/
+
+# docker-compose.yml brought up for real: builds the image, starts MinIO,
+# the bucket step and the broker, produces from this machine, kills the
+# broker container and reads every record back, then `down -v`. Needs a
+# container engine with the compose plugin and ports 9000, 9001, 9092 and
+# 9644 free; not part of `make test` (CI machines have no engine).
+compose:
+	$(GO) test -tags compose -count=1 -timeout 40m -run TestComposeUp -v ./cmd/broker/
 
 # DuckDB for Node, pinned, into .bin/node (the DuckDB interop test finds it
 # there) unless that version is already installed.

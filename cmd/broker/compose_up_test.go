@@ -1,0 +1,139 @@
+//go:build compose
+
+package main
+
+// `make compose` brings docker-compose.yml up for real, as a user's
+// `docker compose up` does: the image built from ./Dockerfile, MinIO, the
+// bucket step and the broker, reached from this machine through the
+// published ports. It needs a container engine with the compose plugin
+// and the ports 9000, 9001, 9092 and 9644 free; it is not in `make test`,
+// whose machines have no engine. A missing engine is a failure that says
+// so, never a skip.
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	miniogo "github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// composeProject keeps the test's containers and volumes apart from a
+// developer's own `docker compose up` of the same file.
+const composeProject = "sediment-compose-test"
+
+// composeRun runs `docker compose` on the repository's file and returns
+// its output; a failure fails t with that output.
+func composeRun(t *testing.T, timeout time.Duration, args ...string) string {
+	t.Helper()
+	out, err := composeExec(timeout, args...)
+	if err != nil {
+		t.Fatalf("docker compose %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func composeExec(timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	full := append([]string{"compose", "-p", composeProject, "-f", filepath.Join("..", "..", "docker-compose.yml")}, args...)
+	out, err := exec.CommandContext(ctx, "docker", full...).CombinedOutput()
+	return string(out), err
+}
+
+// TestComposeUp: `docker compose up` builds the image and starts MinIO,
+// the bucket and the broker, all healthy; the broker runs as the image's
+// non-root user; a Kafka client on this machine produces to localhost:9092
+// with acks=all; the broker's objects appear in the bucket under its
+// prefix; the broker container is killed with SIGKILL and started again,
+// and every acknowledged record is read back in order, byte for byte; the
+// broker's /readyz and the MinIO console answer on their published ports.
+func TestComposeUp(t *testing.T) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Fatal("docker not found: install Docker Engine with the compose plugin (https://docs.docker.com/engine/install/)")
+	}
+	if out, err := exec.Command("docker", "compose", "version").CombinedOutput(); err != nil {
+		t.Fatalf("docker compose version: %v\n%s\ninstall the Docker Compose plugin (docker-compose-plugin)", err, out)
+	}
+	f := readCompose(t)
+	minio, broker := f.Services["minio"], f.Services["broker"]
+	bucket := createdBucket(t, f.Services["create-bucket"])
+	cfg, err := parseServe(broker.Command[1:], func(k string) string { return broker.Environment[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(cfg.ObjectStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := strings.Trim(u.Path, "/") + "/"
+
+	t.Cleanup(func() {
+		if out, err := composeExec(5*time.Minute, "down", "-v"); err != nil {
+			t.Errorf("docker compose down -v: %v\n%s", err, out)
+		}
+	})
+	up := func() {
+		t.Helper()
+		composeRun(t, 30*time.Minute, "up", "-d", "--build", "--wait", "--wait-timeout", "600")
+	}
+	up()
+	if uid := strings.TrimSpace(composeRun(t, time.Minute, "exec", "-T", "broker", "id", "-u")); uid == "" || uid == "0" {
+		t.Errorf("the broker container runs as uid %q, want the image's non-root user", uid)
+	}
+
+	const addr, topic, total, partitions = "localhost:9092", "compose", 20_000, 4
+	createTopics(t, addr, topic, partitions)
+	produceNumbered(t, addr, topic, total, partitions)
+
+	store, err := miniogo.New("localhost:9000", &miniogo.Options{
+		Creds: credentials.NewStaticV4(minio.Environment["MINIO_ROOT_USER"], minio.Environment["MINIO_ROOT_PASSWORD"], ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 2*time.Minute)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for !hasObject(ctx, store, bucket, prefix) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no object under %s/%s after the produce: %v", bucket, prefix, ctx.Err())
+		case <-tick.C:
+		}
+	}
+
+	composeRun(t, 2*time.Minute, "kill", "-s", "SIGKILL", "broker")
+	up()
+	checkNumbered(t, readTopic(t, addr, topic), total, partitions)
+
+	for name, target := range map[string]string{"broker /readyz": "http://localhost:9644/readyz", "MinIO console": "http://localhost:9001/"} {
+		resp, err := http.Get(target)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s: %s", name, target, resp.Status)
+		}
+	}
+	if t.Failed() {
+		logs, _ := composeExec(time.Minute, "logs", "--no-color", "broker")
+		t.Logf("broker logs:\n%s", strings.TrimSpace(logs))
+	}
+}
+
+// hasObject reports whether bucket holds an object under prefix.
+func hasObject(ctx context.Context, c *miniogo.Client, bucket, prefix string) bool {
+	for o := range c.ListObjectsIter(ctx, bucket, miniogo.ListObjectsOptions{Prefix: prefix, Recursive: true, MaxKeys: 1}) {
+		return o.Err == nil
+	}
+	return false
+}

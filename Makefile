@@ -26,6 +26,7 @@ vet:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/
+	$(GO) vet -tags compose ./cmd/broker/
 
 # Every package, race detector on. Integration tests start real clients
 # (franz-go, sarama, confluent-kafka-go with its bundled librdkafka) against

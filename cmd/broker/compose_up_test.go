@@ -75,6 +75,10 @@ func TestComposeUp(t *testing.T) {
 	prefix := strings.Trim(u.Path, "/") + "/"
 
 	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := composeExec(time.Minute, "logs", "--no-color", "broker")
+			t.Logf("broker logs:\n%s", strings.TrimSpace(logs))
+		}
 		if out, err := composeExec(5*time.Minute, "down", "-v"); err != nil {
 			t.Errorf("docker compose down -v: %v\n%s", err, out)
 		}
@@ -123,10 +127,6 @@ func TestComposeUp(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s %s: %s", name, target, resp.Status)
 		}
-	}
-	if t.Failed() {
-		logs, _ := composeExec(time.Minute, "logs", "--no-color", "broker")
-		t.Logf("broker logs:\n%s", strings.TrimSpace(logs))
 	}
 }
 

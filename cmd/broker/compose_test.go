@@ -114,20 +114,16 @@ func TestComposeBucket(t *testing.T) {
 	f := readCompose(t)
 	minio, mc, broker := f.Services["minio"], f.Services["create-bucket"], f.Services["broker"]
 	created := createdBucket(t, mc)
-	cfg, err := parseServe(broker.Command[1:], func(k string) string { return broker.Environment[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(cfg.ObjectStore)
-	if err != nil || u.Scheme != "s3" {
-		t.Fatalf("--object-store %q: want an s3:// URL", cfg.ObjectStore)
+	u := brokerObjectStore(t, broker)
+	if u.Scheme != "s3" {
+		t.Fatalf("--object-store %q: want an s3:// URL", u)
 	}
 	if u.Host != created {
 		t.Errorf("broker uses bucket %q, the mc step creates %q", u.Host, created)
 	}
 	endpoint, _ := url.Parse(u.Query().Get("endpoint"))
 	if endpoint == nil || endpoint.Host != "minio:9000" || u.Query().Get("path_style") != "true" {
-		t.Errorf("--object-store %q: want endpoint=http://minio:9000 (the minio service) and path_style=true", cfg.ObjectStore)
+		t.Errorf("--object-store %q: want endpoint=http://minio:9000 (the minio service) and path_style=true", u)
 	}
 	user, pass := minio.Environment["MINIO_ROOT_USER"], minio.Environment["MINIO_ROOT_PASSWORD"]
 	if broker.Environment["AWS_ACCESS_KEY_ID"] != user || broker.Environment["AWS_SECRET_ACCESS_KEY"] != pass {
@@ -143,6 +139,24 @@ func TestComposeBucket(t *testing.T) {
 	if minio.Healthcheck == nil || !strings.Contains(strings.Join(minio.Healthcheck.Test, " "), "/minio/health/live") {
 		t.Errorf("minio healthcheck %+v: want /minio/health/live", minio.Healthcheck)
 	}
+}
+
+// brokerObjectStore returns the broker service's --object-store URL, as
+// the broker reads it from its command line and environment.
+func brokerObjectStore(t *testing.T, broker composeService) *url.URL {
+	t.Helper()
+	if len(broker.Command) == 0 {
+		t.Fatal("docker-compose.yml: the broker service has no command")
+	}
+	cfg, err := parseServe(broker.Command[1:], func(k string) string { return broker.Environment[k] })
+	if err != nil {
+		t.Fatalf("docker-compose.yml: broker command rejected: %v", err)
+	}
+	u, err := url.Parse(cfg.ObjectStore)
+	if err != nil {
+		t.Fatalf("--object-store %q: %v", cfg.ObjectStore, err)
+	}
+	return u
 }
 
 // createdBucket returns the bucket of the create-bucket step's

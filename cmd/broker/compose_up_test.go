@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -64,15 +63,7 @@ func TestComposeUp(t *testing.T) {
 	f := readCompose(t)
 	minio, broker := f.Services["minio"], f.Services["broker"]
 	bucket := createdBucket(t, f.Services["create-bucket"])
-	cfg, err := parseServe(broker.Command[1:], func(k string) string { return broker.Environment[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(cfg.ObjectStore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := strings.Trim(u.Path, "/") + "/"
+	prefix := strings.Trim(brokerObjectStore(t, broker).Path, "/") + "/"
 
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -105,10 +96,14 @@ func TestComposeUp(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	for !hasObject(ctx, store, bucket, prefix) {
+	for {
+		found, err := hasObject(ctx, store, bucket, prefix)
+		if found {
+			break
+		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no object under %s/%s after the produce: %v", bucket, prefix, ctx.Err())
+			t.Fatalf("no object under %s/%s after the produce (last listing: %v): %v", bucket, prefix, err, ctx.Err())
 		case <-tick.C:
 		}
 	}
@@ -130,10 +125,11 @@ func TestComposeUp(t *testing.T) {
 	}
 }
 
-// hasObject reports whether bucket holds an object under prefix.
-func hasObject(ctx context.Context, c *miniogo.Client, bucket, prefix string) bool {
+// hasObject reports whether bucket holds an object under prefix, and the
+// listing's error when it failed.
+func hasObject(ctx context.Context, c *miniogo.Client, bucket, prefix string) (bool, error) {
 	for o := range c.ListObjectsIter(ctx, bucket, miniogo.ListObjectsOptions{Prefix: prefix, Recursive: true, MaxKeys: 1}) {
-		return o.Err == nil
+		return o.Err == nil, o.Err
 	}
-	return false
+	return false, nil
 }

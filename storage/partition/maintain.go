@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// DefaultCompactBytesPerSec is the default of Options.CompactBytesPerSec:
+// about what compaction wrote before it had a setting (four 64 MiB objects
+// per 30 s pass).
+const DefaultCompactBytesPerSec = 8 << 20
+
 func (o *Options) setLifecycleDefaults() {
 	if o.WALMaxBytes <= 0 {
 		o.WALMaxBytes = 1 << 30
@@ -21,6 +26,9 @@ func (o *Options) setLifecycleDefaults() {
 	}
 	if o.CompactChunkBytes <= 0 {
 		o.CompactChunkBytes = 4 << 20
+	}
+	if o.CompactBytesPerSec <= 0 {
+		o.CompactBytesPerSec = DefaultCompactBytesPerSec
 	}
 	if o.GCGrace <= 0 {
 		o.GCGrace = time.Minute

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ type compactState struct {
 
 // compactBudget is one pass's share of CompactBytesPerSec.
 func (l *Log) compactBudget() int64 {
-	return int64(float64(l.opts.CompactBytesPerSec) * l.opts.MaintainInterval.Seconds())
+	return int64(min(float64(l.opts.CompactBytesPerSec)*l.opts.MaintainInterval.Seconds(), math.MaxInt64/2))
 }
 
 // compact runs one pass of compaction (see above).

@@ -78,7 +78,7 @@ func (l *Log) compact(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s/%d: %w", p.topic.Name, p.index, err))
 		}
 		if idle++; did && err == nil {
-			idle = 0 // credit fell: the loop still ends
+			idle = 0 // credit fell or a cursor moved on: the loop still ends
 		}
 	}
 	l.forgetGoneCursors(parts)
@@ -114,7 +114,8 @@ func (l *Log) forgetGoneCursors(parts []*Partition) {
 // compactNext rewrites p's next run, if it has one: it reads a page of the
 // index from p's cursor, compacts the first run worth it and moves the
 // cursor to the first segment that is not settled. It returns the bytes
-// written and whether it compacted anything.
+// written and whether it made progress: compacted a run or moved the
+// cursor (which only moves forward, so a pass still ends).
 func (l *Log) compactNext(ctx context.Context, p *Partition) (int64, bool, error) {
 	key := metadata.PartitionKey{Topic: p.topic.ID, Partition: p.index}
 	from := l.compaction.from[key]
@@ -124,11 +125,12 @@ func (l *Log) compactNext(ctx context.Context, p *Partition) (int64, bool, error
 	}
 	logStart, _ := p.Offsets()
 	plan := l.planRuns(groupUnits(segs, logStart), len(segs) < compactPage, time.Now())
-	if plan.settled > from {
+	moved := plan.settled > from
+	if moved {
 		l.compaction.from[key] = plan.settled
 	}
 	if plan.run == nil {
-		return 0, false, nil
+		return 0, moved, nil
 	}
 	n, err := l.compactRun(ctx, p, plan.run)
 	return n, true, err

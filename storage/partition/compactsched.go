@@ -42,7 +42,9 @@ func (r partRef) less(o partRef) bool {
 
 // compactState is the compactor's memory between passes.
 type compactState struct {
-	mu sync.Mutex // guards every field below; held for a whole pass, so passes never interleave
+	// mu guards every field below. It is held for a whole pass, so passes
+	// never interleave, and taken before every other lock of this package.
+	mu sync.Mutex
 	// last is the partition the previous pass visited last; the next pass
 	// starts after it.
 	last partRef

@@ -29,7 +29,9 @@ import (
 // nothing more. It examines at most orphanSweepKeys keys per pass and
 // saves its place in metadata after every page, so the next pass (on this
 // broker or another) resumes there; at the end of the listing it starts
-// over.
+// over. The store's List has no start-after, so a resumed pass still lists
+// the keys before its cursor again (a request per thousand keys), but
+// checks and deletes nothing there.
 
 // orphanSweepKeys bounds the keys one sweep pass examines; a variable for
 // tests.

@@ -27,7 +27,8 @@ type SegmentCommit struct {
 // longer exist (deleted topics) are dropped and returned as skipped. Lost
 // compare-and-swaps (a concurrent DeleteRecords, say) are retried on fresh
 // state. The first attempt plans from the states the previous commits wrote
-// (commitCache), when it has them.
+// (commitCache), when it has them. A commit of an object the orphan sweep
+// claimed fails with ErrObjectSwept.
 func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (skipped []PartitionKey, err error) {
 	for _, c := range commits {
 		if c.Segment.Object != commits[0].Segment.Object {
@@ -57,6 +58,9 @@ func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (sk
 		s.commits.forget(commits)
 		if !IsConflict(err) {
 			return nil, fmt.Errorf("metadata: commit segments: %w", err)
+		}
+		if err := s.sweptErr(ctx, commits[0].Segment.Object); err != nil {
+			return nil, err
 		}
 		cached = false
 	}
@@ -119,7 +123,7 @@ func objectRefOps(commits []SegmentCommit, refs int) ([]Cond, []Op) {
 		return nil, nil
 	}
 	obj := commits[0].Segment.Object
-	conds := []Cond{{Key: objectRecordKey(obj), Version: 0}}
+	conds := newObjectConds(obj)
 	if refs > 0 {
 		return conds, []Op{putJSON(objectRecordKey(obj), ObjectRecord{Refs: refs, CreatedMs: time.Now().UnixMilli()})}
 	}

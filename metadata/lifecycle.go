@@ -30,12 +30,17 @@ func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace 
 	}
 	obj := repl[0].Object
 	ops = append(ops, putJSON(objectRecordKey(obj), ObjectRecord{Refs: len(repl), CreatedMs: time.Now().UnixMilli()}))
-	conds = append(conds, Cond{Key: objectRecordKey(obj), Version: 0})
+	conds = append(conds, newObjectConds(obj)...)
 	rc, ro, err := s.refPlan(ctx, delta, grace)
 	if err != nil {
 		return err
 	}
 	_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+	if IsConflict(err) {
+		if serr := s.sweptErr(ctx, obj); serr != nil {
+			return serr
+		}
+	}
 	return err
 }
 

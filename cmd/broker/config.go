@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
+	"github.com/sediment-io/sediment/storage/partition"
 )
 
 // serveConfig is every option of `broker serve`. Each is a flag, an
@@ -38,6 +39,7 @@ type serveConfig struct {
 	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches + 96 MiB, -1 = none
 	WALMaxBytes     int64         // --wal-max-bytes: WAL backlog before produce is refused (default 1 GiB)
 	CompactTarget   int64         // --compact-target-bytes: compacted object size (default 64 MiB)
+	CompactRate     int64         // --compaction-bytes-per-sec: average rate compaction writes at (default 8 MiB/s)
 	MaintainEvery   time.Duration // --maintain-interval: retention/compaction/GC cadence (default 30s)
 	GCGrace         time.Duration // --object-gc-grace: unreferenced objects stay readable this long (default 1m)
 	OrphanGrace     time.Duration // --orphan-grace: age before an uncommitted object is deleted (default 1h)
@@ -66,6 +68,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.WALSegmentBytes, "wal-segment-bytes", 64<<20, "WAL segment size")
 	fs.Int64Var(&c.WALMaxBytes, "wal-max-bytes", 1<<30, "WAL bytes waiting for upload before produce gets a retriable error (back-pressure)")
 	fs.Int64Var(&c.CompactTarget, "compact-target-bytes", 64<<20, "size of the per-partition objects compaction writes")
+	fs.Int64Var(&c.CompactRate, "compaction-bytes-per-sec", partition.DefaultCompactBytesPerSec, "average bytes per second compaction writes, shared fairly by the partitions (one object may overshoot a pass; the next pass pays it back)")
 	fs.DurationVar(&c.MaintainEvery, "maintain-interval", 30*time.Second, "how often retention, compaction and object garbage collection run")
 	fs.DurationVar(&c.GCGrace, "object-gc-grace", time.Minute, "how long an object no segment references stays readable before deletion")
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", time.Hour, "age after which an object metadata never committed is deleted")
@@ -174,6 +177,7 @@ func (c *serveConfig) validate() error {
 	check(c.WALSegmentBytes >= 1<<20 && c.WALSegmentBytes <= 1<<32, "--wal-segment-bytes %d: want 1 MiB..4 GiB", c.WALSegmentBytes)
 	check(c.WALMaxBytes >= 1<<20, "--wal-max-bytes %d: want at least 1 MiB", c.WALMaxBytes)
 	check(c.CompactTarget >= 1<<20 && c.CompactTarget <= 1<<30, "--compact-target-bytes %d: want 1 MiB..1 GiB", c.CompactTarget)
+	check(c.CompactRate >= 1<<10 && c.CompactRate <= 1<<40, "--compaction-bytes-per-sec %d: want 1 KiB..1 TiB", c.CompactRate)
 	check(c.MaintainEvery >= 10*time.Millisecond, "--maintain-interval %s: want at least 10ms", c.MaintainEvery)
 	check(c.GCGrace > 0, "--object-gc-grace %s: must be positive", c.GCGrace)
 	check(c.OrphanGrace >= time.Minute, "--orphan-grace %s: want at least 1m (uploads in flight must never look orphaned)", c.OrphanGrace)

@@ -113,7 +113,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes,
 		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,
 		WALMaxBytes: cfg.WALMaxBytes, CompactTargetBytes: cfg.CompactTarget, MaintainInterval: cfg.MaintainEvery,
-		GCGrace: cfg.GCGrace, OrphanGrace: cfg.OrphanGrace,
+		GCGrace: cfg.GCGrace, OrphanGrace: cfg.OrphanGrace, CompactBytesPerSec: cfg.CompactRate,
 		NodeID: int32(cfg.NodeID), Logger: logger, Metrics: partition.NewMetrics(reg),
 		AfterPut: crashAfterPuts(),
 	})

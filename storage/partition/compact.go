@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,71 +29,8 @@ type unit struct {
 
 func (u unit) object() string { return u.segs[0].Object }
 
-// compact runs compaction over every partition, writing at most four
-// target-sized objects per pass.
-func (l *Log) compact(ctx context.Context) error {
-	budget := 4 * l.opts.CompactTargetBytes
-	var errs []error
-	for _, t := range l.Topics() {
-		for _, p := range t.Partitions() {
-			if budget <= 0 || ctx.Err() != nil {
-				return errors.Join(errs...)
-			}
-			if err := l.compactPartition(ctx, p, &budget); err != nil {
-				errs = append(errs, fmt.Errorf("%s/%d: %w", t.Name, p.index, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (l *Log) compactPartition(ctx context.Context, p *Partition, budget *int64) error {
-	segs, err := l.meta.Segments(ctx, p.topic.ID, p.index, 0, 0)
-	if err != nil {
-		return err
-	}
-	logStart, _ := p.Offsets()
-	for _, run := range l.compactionRuns(segs, logStart, time.Now()) {
-		if *budget <= 0 {
-			return nil
-		}
-		n, err := l.compactRun(ctx, p, run)
-		*budget -= n
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// compactionRuns groups the segments into units and returns the runs worth
-// rewriting: at least two consecutive small units (each under half the
-// target, together at most the target) that reach half the target or whose
-// newest object is older than CompactMinAge.
-func (l *Log) compactionRuns(segs []metadata.Segment, logStart int64, now time.Time) [][]unit {
-	target := l.opts.CompactTargetBytes
-	var runs [][]unit
-	var run []unit
-	var size int64
-	flush := func() {
-		if len(run) >= 2 && (2*size >= target || now.Sub(objectTime(run[len(run)-1].object())) >= l.opts.CompactMinAge) {
-			runs = append(runs, run)
-		}
-		run, size = nil, 0
-	}
-	for _, u := range groupUnits(segs, logStart) {
-		if 2*u.size >= target {
-			flush()
-			continue
-		}
-		if size+u.size > target {
-			flush()
-		}
-		run, size = append(run, u), size+u.size
-	}
-	flush()
-	return runs
-}
+// end is the offset after the unit's last record.
+func (u unit) end() int64 { return u.segs[len(u.segs)-1].EndOffset }
 
 // groupUnits groups consecutive segments by object, skipping segments wholly
 // below the log start (retention removes those).

@@ -44,35 +44,18 @@ func (l *Log) collectGarbage(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sweepOrphans deletes objects older than OrphanGrace that metadata never
-// heard of: their PUT landed but the commit that would have referenced them
-// did not (a crash between the two, or a commit that failed for good).
+// sweepOrphans runs one bounded pass of the orphan sweep (orphan.go).
 func (l *Log) sweepOrphans(ctx context.Context) error {
-	cutoff := time.Now().Add(-l.opts.OrphanGrace)
-	var orphans []string
-	var listErr error
-	for _, prefix := range []string{uploadPrefix, compactPrefix} {
-		err := l.store.List(ctx, prefix, func(info objectstore.Info) bool {
-			if info.Modified.Before(cutoff) && len(orphans) < 10000 {
-				orphans = append(orphans, info.Key)
-			}
-			return len(orphans) < 10000
-		})
-		listErr = errors.Join(listErr, err)
+	cur, err := l.meta.OrphanSweepCursor(ctx)
+	if err != nil {
+		return err
 	}
-	var errs []error
-	for _, key := range orphans {
-		known, err := l.meta.ObjectKnown(ctx, key)
-		if err != nil || known {
-			errs = append(errs, err)
-			continue
-		}
-		if err := l.store.Delete(ctx, key); err != nil && !objectstore.IsNotExist(err) {
-			errs = append(errs, fmt.Errorf("delete orphan %s: %w", key, err))
-			continue
-		}
-		l.m.orphansDeleted.Inc()
-		l.log.Info("deleted orphan object", "key", key)
+	sw := &orphanSweep{l: l, cutoff: time.Now().Add(-l.opts.OrphanGrace), cur: cur, budget: orphanSweepKeys}
+	err = sw.run(ctx)
+	if sw.lost {
+		return nil
 	}
-	return errors.Join(append(errs, listErr)...)
+	after, terr := l.meta.ForgetTombstones(ctx, sw.cur.TombstonesAfter, orphanPage)
+	sw.cur.TombstonesAfter = after
+	return errors.Join(err, terr, sw.save(ctx))
 }

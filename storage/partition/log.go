@@ -87,6 +87,9 @@ type Options struct {
 	CompactTargetBytes int64
 	CompactMinAge      time.Duration
 	CompactChunkBytes  int64
+	// CompactBytesPerSec bounds how fast compaction writes, on average
+	// (default 8 MiB/s); see compactsched.go.
+	CompactBytesPerSec int64
 	// GCGrace is how long an object no segment references any more stays
 	// readable before it is deleted (default 1 minute); OrphanGrace is how
 	// old an object metadata never heard of must be before it is deleted
@@ -157,6 +160,8 @@ type Log struct {
 	durable *durableNotifier
 	log     *slog.Logger
 	m       *Metrics
+
+	compaction compactState // the compactor's cursors, kept between passes
 
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a

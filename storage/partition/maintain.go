@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// DefaultCompactBytesPerSec is the default of Options.CompactBytesPerSec:
+// about what compaction wrote before it had a setting (four 64 MiB objects
+// per 30 s pass).
+const DefaultCompactBytesPerSec = 8 << 20
+
 func (o *Options) setLifecycleDefaults() {
 	if o.WALMaxBytes <= 0 {
 		o.WALMaxBytes = 1 << 30
@@ -22,6 +27,9 @@ func (o *Options) setLifecycleDefaults() {
 	if o.CompactChunkBytes <= 0 {
 		o.CompactChunkBytes = 4 << 20
 	}
+	if o.CompactBytesPerSec <= 0 {
+		o.CompactBytesPerSec = DefaultCompactBytesPerSec
+	}
 	if o.GCGrace <= 0 {
 		o.GCGrace = time.Minute
 	}
@@ -31,9 +39,10 @@ func (o *Options) setLifecycleDefaults() {
 }
 
 // maintain runs the log's upkeep every MaintainInterval until ctx ends:
-// retention, compaction, deleting garbage objects, and, every so often,
-// sweeping orphans. Each step is bounded; what it leaves, the next pass
-// takes.
+// retention, compaction, deleting garbage objects, and sweeping orphans
+// every OrphanGrace/4, or on every pass while a sweep that stopped at its
+// bound has listing left. Each step is bounded; what it leaves, the next
+// pass takes.
 func (l *Log) maintain(ctx context.Context) {
 	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("sediment", "maintainer")))
 	t := time.NewTicker(l.opts.MaintainInterval)
@@ -46,8 +55,9 @@ func (l *Log) maintain(ctx context.Context) {
 		case <-t.C:
 		}
 		l.streams.sweep(time.Now())
-		l.MaintainOnce(ctx, time.Since(lastSweep) >= l.opts.OrphanGrace/4)
-		if time.Since(lastSweep) >= l.opts.OrphanGrace/4 {
+		due := time.Since(lastSweep) >= l.opts.OrphanGrace/4
+		l.MaintainOnce(ctx, due || l.sweepUnfinished(ctx))
+		if due {
 			lastSweep = time.Now()
 		}
 	}
@@ -79,4 +89,11 @@ func (l *Log) MaintainOnce(ctx context.Context, sweep bool) {
 			l.log.Warn("maintenance step failed; the next pass retries", "step", s.name, "err", err)
 		}
 	}
+}
+
+// sweepUnfinished reports whether the orphan sweep stopped at its bound
+// with listing left (its saved cursor is not at the start).
+func (l *Log) sweepUnfinished(ctx context.Context) bool {
+	cur, err := l.meta.OrphanSweepCursor(ctx)
+	return err == nil && cur.After != ""
 }

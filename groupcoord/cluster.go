@@ -1,9 +1,9 @@
 package groupcoord
 
 import (
-	"strconv"
 	"time"
 
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
 )
@@ -12,7 +12,7 @@ import (
 // the dynamic broker configs (group.*, offsets.*) and which topics exist.
 type Cluster interface {
 	// BrokerConfig returns the dynamic broker configs (unset ones take
-	// their default from metadata.BrokerConfigDefs).
+	// their registered default).
 	BrokerConfig() map[string]string
 	// TopicPartitions returns a live topic's id and partition count; ok is
 	// false when no such topic exists.
@@ -22,11 +22,14 @@ type Cluster interface {
 // LogCluster adapts the broker's partition log to Cluster. Topics are
 // looked up on use, so a deleted topic is noticed on the next commit,
 // fetch or cleanup pass.
-func LogCluster(l *partition.Log) Cluster { return logCluster{l} }
+func LogCluster(l *partition.Log, broker *config.Dynamic) Cluster { return logCluster{l, broker} }
 
-type logCluster struct{ l *partition.Log }
+type logCluster struct {
+	l      *partition.Log
+	broker *config.Dynamic
+}
 
-func (c logCluster) BrokerConfig() map[string]string { return c.l.BrokerConfig() }
+func (c logCluster) BrokerConfig() map[string]string { return c.broker.Map() }
 
 func (c logCluster) TopicPartitions(name string) (metadata.TopicID, int32, bool) {
 	t, ok := c.l.Topic(name)
@@ -49,20 +52,14 @@ type settings struct {
 
 // settings resolves the group configs from the cluster's broker configs.
 func (c *Coordinator) settings() settings {
-	cfg := c.cluster.BrokerConfig()
-	num := func(name string) int64 {
-		v, _ := metadata.ResolveBrokerConfig(metadata.BrokerConfigDefs[name], cfg)
-		n, _ := strconv.ParseInt(v, 10, 64) // validated when set
-		return n
-	}
-	ms := func(name string) time.Duration { return time.Duration(num(name)) * time.Millisecond }
+	v := config.Broker(c.cluster.BrokerConfig())
 	return settings{
-		initialDelay:     ms("group.initial.rebalance.delay.ms"),
-		minSession:       ms("group.min.session.timeout.ms"),
-		maxSession:       ms("group.max.session.timeout.ms"),
-		maxSize:          int(num("group.max.size")),
-		retention:        time.Duration(num("offsets.retention.minutes")) * time.Minute,
-		retentionCheck:   ms("offsets.retention.check.interval.ms"),
-		metadataMaxBytes: int(num("offset.metadata.max.bytes")),
+		initialDelay:     v.Millis("group.initial.rebalance.delay.ms"),
+		minSession:       v.Millis("group.min.session.timeout.ms"),
+		maxSession:       v.Millis("group.max.session.timeout.ms"),
+		maxSize:          int(v.Int("group.max.size")),
+		retention:        time.Duration(v.Int("offsets.retention.minutes")) * time.Minute,
+		retentionCheck:   v.Millis("offsets.retention.check.interval.ms"),
+		metadataMaxBytes: int(v.Int("offset.metadata.max.bytes")),
 	}
 }

@@ -136,6 +136,5 @@ func (s *Server) topicMetadata(req *kmsg.MetadataRequest, t *partition.Topic) km
 
 // brokerConfig returns a broker config's effective value.
 func (s *Server) brokerConfig(name string) string {
-	v, _ := metadata.ResolveBrokerConfig(metadata.BrokerConfigDefs[name], s.log.BrokerConfig())
-	return v
+	return s.log.BrokerConfig().Values().String(name)
 }

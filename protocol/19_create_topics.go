@@ -82,7 +82,7 @@ func (r *request) createTopic(req *kmsg.CreateTopicsRequest, rt kmsg.CreateTopic
 		st.TopicID = t.ID
 		own = t.Configs()
 	}
-	for _, e := range topicConfigEntries(own, r.s.log.BrokerConfig(), nil) {
+	for _, e := range topicConfigEntries(own, r.s.log.BrokerConfig().Map(), nil) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		v := e.value
 		c.Name, c.Value, c.ReadOnly, c.Source = e.def.Name, &v, e.def.ReadOnly, int8(e.source)

@@ -39,7 +39,7 @@ func (r *request) describeResource(req *kmsg.DescribeConfigsRequest, rr kmsg.Des
 			res.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
 			return res
 		}
-		entries = topicConfigEntries(t.Configs(), r.s.log.BrokerConfig(), rr.ConfigNames)
+		entries = topicConfigEntries(t.Configs(), r.s.log.BrokerConfig().Map(), rr.ConfigNames)
 		entries = append(entries, r.s.tableStatusEntries(rr.ResourceName, rr.ConfigNames)...)
 	case kmsg.ConfigResourceTypeBroker:
 		if err := r.s.checkBrokerResource(rr.ResourceName); err != nil {
@@ -47,7 +47,7 @@ func (r *request) describeResource(req *kmsg.DescribeConfigsRequest, rr kmsg.Des
 			res.ErrorMessage = errorMessage(fmt.Errorf("broker %q is not this broker (node %d)", rr.ResourceName, r.s.cfg.NodeID))
 			return res
 		}
-		entries = brokerConfigEntries(r.s.log.BrokerConfig(), rr.ConfigNames, r.s.cfg.NodeID)
+		entries = brokerConfigEntries(r.s.log.BrokerConfig().Map(), rr.ConfigNames, r.s.cfg.NodeID)
 	default:
 		res.ErrorCode = r.code(kerr.InvalidRequest.Code)
 		res.ErrorMessage = errorMessage(fmt.Errorf("resource type %d is not supported", rr.ResourceType))
@@ -71,8 +71,8 @@ func (s *Server) tableStatusEntries(topic string, names []string) []configEntry 
 		if names != nil && !slices.Contains(names, kv[0]) {
 			continue
 		}
-		def := metadata.ConfigDef{Name: kv[0], Type: metadata.ConfigString, ReadOnly: true, Doc: "table topic status (read-only)"}
-		out = append(out, configEntry{def: def, value: kv[1], source: metadata.SourceTopic})
+		def := config.Def{Name: kv[0], Type: config.String, ReadOnly: true, Doc: "table topic status (read-only)"}
+		out = append(out, configEntry{def: def, value: kv[1], source: config.SourceTopic})
 	}
 	return out
 }

@@ -26,7 +26,6 @@ func handleIncrementalAlterConfigs(r *request) (kmsg.Response, error) {
 		if err := checkIncrementalConfigs(rr); err != nil {
 			res.ErrorCode, res.ErrorMessage = r.code(kerr.InvalidRequest.Code), errorMessage(err)
 		} else {
-			defs := configDefs(rr.ResourceType)
 			edit := func(cfg map[string]string) (map[string]string, error) {
 				if cfg == nil {
 					// A topic created without configs has none (nil),
@@ -34,7 +33,7 @@ func handleIncrementalAlterConfigs(r *request) (kmsg.Response, error) {
 					cfg = map[string]string{}
 				}
 				for _, c := range rr.Configs {
-					if err := applyIncremental(cfg, defs, c); err != nil {
+					if err := applyIncremental(cfg, rr.ResourceType, c); err != nil {
 						return nil, err
 					}
 				}

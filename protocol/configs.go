@@ -9,47 +9,50 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/storage/partition"
+	// The table topics' configs (sediment.table.*) are registered by
+	// package table.
+	_ "github.com/sediment-io/sediment/table"
 )
 
 // configEntry is one described config, shared by DescribeConfigs and
 // CreateTopics v5+.
 type configEntry struct {
-	def      metadata.ConfigDef
+	def      config.Def
 	value    string
-	source   metadata.ConfigSource
+	source   config.Source
 	synonyms []configSynonym
 }
 
 type configSynonym struct {
 	name, value string
-	source      metadata.ConfigSource
+	source      config.Source
 }
 
 // topicConfigEntries describes a topic's configs (all, or those named).
 func topicConfigEntries(own, broker map[string]string, names []string) []configEntry {
 	var out []configEntry
-	for _, name := range metadata.SortedConfigNames(metadata.TopicConfigDefs) {
+	for _, name := range config.TopicNames() {
 		if names != nil && !slices.Contains(names, name) {
 			continue
 		}
-		d := metadata.TopicConfigDefs[name]
+		d, _ := config.TopicDef(name)
 		e := configEntry{def: d}
-		e.value, e.source = metadata.ResolveTopicConfig(d, own, broker)
+		e.value, e.source = config.ResolveTopic(d, own, broker)
 		if v, ok := own[name]; ok {
-			e.synonyms = append(e.synonyms, configSynonym{name, v, metadata.SourceTopic})
+			e.synonyms = append(e.synonyms, configSynonym{name, v, config.SourceTopic})
 		}
 		if d.BrokerName == "" { // a topic-only config (sediment.table.*)
-			e.synonyms = append(e.synonyms, configSynonym{name, d.Default, metadata.SourceDefault})
+			e.synonyms = append(e.synonyms, configSynonym{name, d.Default, config.SourceDefault})
 			out = append(out, e)
 			continue
 		}
 		if v, ok := broker[d.BrokerName]; ok {
-			e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, v, metadata.SourceDynamicBroker})
+			e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, v, config.SourceDynamicBroker})
 		}
-		bd := metadata.BrokerConfigDefs[d.BrokerName]
-		e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, bd.Default, metadata.SourceDefault})
+		bd, _ := config.BrokerDef(d.BrokerName)
+		e.synonyms = append(e.synonyms, configSynonym{d.BrokerName, bd.Default, config.SourceDefault})
 		out = append(out, e)
 	}
 	return out
@@ -58,28 +61,25 @@ func topicConfigEntries(own, broker map[string]string, names []string) []configE
 // brokerConfigEntries describes the broker's configs (all, or those named).
 func brokerConfigEntries(broker map[string]string, names []string, nodeID int32) []configEntry {
 	var out []configEntry
-	for _, name := range metadata.SortedConfigNames(metadata.BrokerConfigDefs) {
+	for _, name := range config.BrokerNames() {
 		if names != nil && !slices.Contains(names, name) {
 			continue
 		}
-		d := metadata.BrokerConfigDefs[name]
+		d, _ := config.BrokerDef(name)
 		e := configEntry{def: d}
-		e.value, e.source = metadata.ResolveBrokerConfig(d, broker)
+		e.value, e.source = config.ResolveBroker(d, broker)
 		if v, ok := broker[name]; ok {
-			e.synonyms = append(e.synonyms, configSynonym{name, v, metadata.SourceDynamicBroker})
+			e.synonyms = append(e.synonyms, configSynonym{name, v, config.SourceDynamicBroker})
 		}
-		e.synonyms = append(e.synonyms, configSynonym{name, d.Default, metadata.SourceDefault})
+		e.synonyms = append(e.synonyms, configSynonym{name, d.Default, config.SourceDefault})
 		out = append(out, e)
 	}
 	if names == nil || slices.Contains(names, "broker.id") {
-		id := metadata.ConfigDef{Name: "broker.id", Type: metadata.ConfigInt, ReadOnly: true, Doc: "this broker's node id (--node-id)"}
-		out = append(out, configEntry{def: id, value: strconv.Itoa(int(nodeID)), source: staticBrokerSource})
+		id := config.Def{Name: "broker.id", Type: config.Int, ReadOnly: true, Doc: "this broker's node id (--node-id)"}
+		out = append(out, configEntry{def: id, value: strconv.Itoa(int(nodeID)), source: config.SourceStaticBroker})
 	}
 	return out
 }
-
-// staticBrokerSource is Kafka's STATIC_BROKER_CONFIG: set at start-up.
-const staticBrokerSource metadata.ConfigSource = 4
 
 // checkBrokerResource accepts "" (cluster-wide default) or this node's id.
 func (s *Server) checkBrokerResource(name string) error {
@@ -98,7 +98,7 @@ func (r *request) alterResource(typ kmsg.ConfigResourceType, name string, edit p
 		err = r.s.log.SetTopicConfigs(r.ctx(), name, edit, validateOnly)
 	case kmsg.ConfigResourceTypeBroker:
 		if err = r.s.checkBrokerResource(name); err == nil {
-			err = r.s.log.SetBrokerConfig(r.ctx(), edit, validateOnly)
+			err = r.s.log.BrokerConfig().Set(r.ctx(), config.Edit(edit), validateOnly)
 		}
 	default:
 		err = fmt.Errorf("%w: resource type %d is not supported", kerr.InvalidRequest, typ)
@@ -109,17 +109,17 @@ func (r *request) alterResource(typ kmsg.ConfigResourceType, name string, edit p
 	return 0, nil
 }
 
-// configDefs returns the definitions for a resource type.
-func configDefs(typ kmsg.ConfigResourceType) map[string]metadata.ConfigDef {
+// configDef returns the definition of a config of a resource type.
+func configDef(typ kmsg.ConfigResourceType, name string) (config.Def, bool) {
 	if typ == kmsg.ConfigResourceTypeTopic {
-		return metadata.TopicConfigDefs
+		return config.TopicDef(name)
 	}
-	return metadata.BrokerConfigDefs
+	return config.BrokerDef(name)
 }
 
 // applyIncremental applies one IncrementalAlterConfigs op to cfg.
-func applyIncremental(cfg map[string]string, defs map[string]metadata.ConfigDef, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
-	d, ok := defs[c.Name]
+func applyIncremental(cfg map[string]string, typ kmsg.ConfigResourceType, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
+	d, ok := configDef(typ, c.Name)
 	if !ok {
 		return fmt.Errorf("unknown config %s", c.Name)
 	}
@@ -133,7 +133,7 @@ func applyIncremental(cfg map[string]string, defs map[string]metadata.ConfigDef,
 	case kmsg.IncrementalAlterConfigOpDelete:
 		delete(cfg, c.Name)
 	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-		if d.Type != metadata.ConfigList {
+		if d.Type != config.List {
 			return fmt.Errorf("config %s is not a list: APPEND and SUBTRACT do not apply", c.Name)
 		}
 		cur, ok := cfg[c.Name]

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sediment-io/sediment/groupcoord"
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/storage/partition"
 )
 
@@ -41,7 +42,7 @@ func errorCode(err error) int16 {
 		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, partition.ErrInvalidPartitions):
 		return kerr.InvalidPartitions.Code
-	case errors.Is(err, partition.ErrInvalidConfig):
+	case errors.Is(err, partition.ErrInvalidConfig), errors.Is(err, config.ErrInvalid):
 		return kerr.InvalidConfig.Code
 	case errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition.Code

@@ -144,7 +144,7 @@ func openLog(s *brokerSetup) (log *partition.Log, meta *metadata.Store, closeAll
 			maps.Copy(cur, s.brokerConfig)
 			return cur, nil
 		}
-		if err := log.SetBrokerConfig(ctx, edit, false); err != nil {
+		if err := log.BrokerConfig().Set(ctx, edit, false); err != nil {
 			closeAll()
 			return nil, nil, nil, fmt.Errorf("set broker config: %w", err)
 		}

@@ -92,7 +92,7 @@ func NewServer(cfg Config, log *partition.Log, meta *metadata.Store) *Server {
 	if cfg.Groups == nil {
 		var err error
 		cfg.Groups, err = groupcoord.Open(context.Background(), groupcoord.Config{Meta: meta,
-			Cluster: groupcoord.LogCluster(log), NodeID: cfg.NodeID, Logger: cfg.Logger})
+			Cluster: groupcoord.LogCluster(log, log.BrokerConfig()), NodeID: cfg.NodeID, Logger: cfg.Logger})
 		if err != nil {
 			cfg.Logger.Error("group coordinator not available", "err", err)
 		}

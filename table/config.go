@@ -1,10 +1,9 @@
 package table
 
 import (
-	"strconv"
 	"time"
 
-	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/config"
 )
 
 // Config is a table topic's effective sediment.table.* configuration.
@@ -18,24 +17,17 @@ type Config struct {
 	Errors         string // dlq | skip | stop
 }
 
-// ConfigOf resolves a topic's own configs against the defaults; the values
-// were validated when they were set (metadata.TopicConfigDefs).
+// ConfigOf resolves a topic's own configs against the defaults (the
+// sediment.table.* configs have no broker-level default).
 func ConfigOf(own map[string]string) Config {
-	get := func(name string) string {
-		v, _ := metadata.ResolveTopicConfig(metadata.TopicConfigDefs[name], own, nil)
-		return v
-	}
-	num := func(name string) int64 {
-		n, _ := strconv.ParseInt(get(name), 10, 64)
-		return n
-	}
+	v := config.Topic(own, nil)
 	return Config{
-		Enable:         get("sediment.table.enable") == "true",
-		Format:         get("sediment.table.format"),
-		Schema:         get("sediment.table.schema"),
-		PartitionBy:    get("sediment.table.partition-by"),
-		CommitInterval: time.Duration(num("sediment.table.commit.interval.ms")) * time.Millisecond,
-		CommitBytes:    num("sediment.table.commit.bytes"),
-		Errors:         get("sediment.table.errors"),
+		Enable:         v.Bool("sediment.table.enable"),
+		Format:         v.String("sediment.table.format"),
+		Schema:         v.String("sediment.table.schema"),
+		PartitionBy:    v.String("sediment.table.partition-by"),
+		CommitInterval: v.Millis("sediment.table.commit.interval.ms"),
+		CommitBytes:    v.Int("sediment.table.commit.bytes"),
+		Errors:         v.String("sediment.table.errors"),
 	}
 }

@@ -94,7 +94,7 @@ func checkSupported(st iceberg.StructType) error {
 // partitionSpec builds the spec of sediment.table.partition-by against
 // schema.
 func partitionSpec(value string, schema *iceberg.Schema) (iceberg.PartitionSpec, error) {
-	fields, err := metadata.ParsePartitionBy(value)
+	fields, err := ParsePartitionBy(value)
 	if err != nil {
 		return iceberg.PartitionSpec{}, fmt.Errorf("sediment.table.partition-by: %w", err)
 	}
@@ -120,7 +120,7 @@ func partitionSpec(value string, schema *iceberg.Schema) (iceberg.PartitionSpec,
 
 // partitionFieldName names a partition field as Iceberg's Java API does
 // (col, col_day, ...), with the parameter added for bucket and truncate.
-func partitionFieldName(f metadata.PartitionField) string {
+func partitionFieldName(f PartitionField) string {
 	switch f.Transform {
 	case "identity":
 		return f.Column
@@ -149,7 +149,7 @@ func insideCollection(schema *iceberg.Schema, column string) bool {
 	return false
 }
 
-func transform(f metadata.PartitionField) iceberg.Transform {
+func transform(f PartitionField) iceberg.Transform {
 	switch f.Transform {
 	case "year":
 		return iceberg.YearTransform{}

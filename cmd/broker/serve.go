@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/protocol"
@@ -53,17 +54,18 @@ func serve(cfg *serveConfig) error {
 
 // broker is the wired set of components of one running broker.
 type broker struct {
-	meta     *metadata.Store
-	store    objectstore.Store
-	log      *partition.Log
-	srv      *protocol.Server
-	tables   *tableConverter
-	ln       net.Listener
-	http     *http.Server
-	httpDone chan struct{} // closed when http.Serve has returned
-	ready    atomic.Bool
-	serveErr chan error
-	logger   *slog.Logger
+	meta      *metadata.Store
+	brokerCfg *config.Dynamic
+	store     objectstore.Store
+	log       *partition.Log
+	srv       *protocol.Server
+	tables    *tableConverter
+	ln        net.Listener
+	http      *http.Server
+	httpDone  chan struct{} // closed when http.Serve has returned
+	ready     atomic.Bool
+	serveErr  chan error
+	logger    *slog.Logger
 }
 
 func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*broker, error) {
@@ -98,6 +100,12 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		return fmt.Errorf("--metadata: %w", err)
 	}
 	b.meta = metadata.NewStore(kv)
+	// One owner of the dynamic broker configs, shared by the log, the
+	// group coordinator and the protocol (through the log).
+	b.brokerCfg, err = config.NewDynamic(ctx, b.meta, metadata.IsConflict)
+	if err != nil {
+		return err
+	}
 	store, err := storeurl.Open(ctx, cfg.ObjectStore, storeurl.Options{Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("--object-store: %w", err)
@@ -108,7 +116,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		durability = partition.DurabilityObject
 	}
 	b.log, err = partition.Open(ctx, partition.Options{
-		Meta: b.meta, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"),
+		Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"),
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes,
 		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,
@@ -138,7 +146,7 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	if port == 0 { // --listen :0 in tests: advertise the port we got
 		port = b.ln.Addr().(*net.TCPAddr).Port
 	}
-	groups, err := groupcoord.Open(ctx, groupcoord.Config{Meta: b.meta, Cluster: groupcoord.LogCluster(b.log),
+	groups, err := groupcoord.Open(ctx, groupcoord.Config{Meta: b.meta, Cluster: groupcoord.LogCluster(b.log, b.brokerCfg),
 		NodeID: int32(cfg.NodeID), Logger: logger, Registry: reg})
 	if err != nil {
 		b.ln.Close()

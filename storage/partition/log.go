@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/wal"
@@ -35,7 +36,12 @@ var (
 
 // Options configures a Log.
 type Options struct {
-	Meta  *metadata.Store
+	Meta *metadata.Store
+	// BrokerConfig holds the dynamic broker configs that give topic
+	// configs their defaults (log.retention.ms, ...). The broker shares one
+	// with its other components; nil loads a private one from Meta (a Log
+	// used alone, as in tests).
+	BrokerConfig *config.Dynamic
 	Store objectstore.Store
 	// WALDir holds the WAL segments; WALFS overrides the filesystem (tests).
 	WALDir          string
@@ -168,11 +174,9 @@ type Log struct {
 	// consistent cut of the WAL.
 	appendGate sync.RWMutex
 
-	mu       sync.RWMutex // guards topics, byID and brokerCfg
-	topics   map[string]*Topic
-	byID     map[metadata.TopicID]*Topic
-	brokerCV int64 // version of the broker config in metadata
-	broker   map[string]string
+	mu     sync.RWMutex // guards topics and byID
+	topics map[string]*Topic
+	byID   map[metadata.TopicID]*Topic
 
 	closed atomic.Bool
 	stop   context.CancelFunc
@@ -182,6 +186,13 @@ type Log struct {
 // Open loads topics from metadata, recovers the WAL and starts the uploader.
 func Open(ctx context.Context, opts Options) (*Log, error) {
 	opts.setDefaults()
+	if opts.BrokerConfig == nil {
+		dyn, err := config.NewDynamic(ctx, opts.Meta, metadata.IsConflict)
+		if err != nil {
+			return nil, fmt.Errorf("partition: %w", err)
+		}
+		opts.BrokerConfig = dyn
+	}
 	l := &Log{
 		opts:   opts,
 		meta:   opts.Meta,
@@ -198,6 +209,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err := l.loadTopics(ctx); err != nil {
 		return nil, err
 	}
+	opts.BrokerConfig.OnChange(l.brokerConfigChanged)
 	l.up = newUploader(l)
 	l.durable = newDurableNotifier(l)
 	start := time.Now()
@@ -229,11 +241,6 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 }
 
 func (l *Log) loadTopics(ctx context.Context) error {
-	cfg, v, err := l.meta.BrokerConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("partition: load broker config: %w", err)
-	}
-	l.broker, l.brokerCV = cfg, v
 	topics, err := l.meta.Topics(ctx)
 	if err != nil {
 		return fmt.Errorf("partition: load topics: %w", err)
@@ -250,7 +257,7 @@ func (l *Log) loadTopics(ctx context.Context) error {
 }
 
 func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) {
-	t := newTopic(mt, l.broker)
+	t := newTopic(mt, l.opts.BrokerConfig.Map())
 	parts := make([]*Partition, mt.Partitions)
 	for i := range parts {
 		st, ok, err := l.meta.PartitionState(ctx, mt.ID, int32(i))

@@ -2,9 +2,9 @@ package partition
 
 import (
 	"maps"
-	"strconv"
 	"sync/atomic"
 
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -37,21 +37,14 @@ func newTopic(mt metadata.Topic, broker map[string]string) *Topic {
 }
 
 func (t *Topic) setConfig(own, broker map[string]string) {
-	get := func(name string) string {
-		v, _ := metadata.ResolveTopicConfig(metadata.TopicConfigDefs[name], own, broker)
-		return v
-	}
-	num := func(name string) int64 {
-		n, _ := strconv.ParseInt(get(name), 10, 64) // validated on the way in
-		return n
-	}
+	v := config.Topic(own, broker)
 	t.cfg.Store(&topicConfig{
 		own:            maps.Clone(own),
-		maxBatchBytes:  int(num("max.message.bytes")),
-		logAppendTime:  get("message.timestamp.type") == "LogAppendTime",
-		retentionMs:    num("retention.ms"),
-		retentionBytes: num("retention.bytes"),
-		compact:        get("cleanup.policy") != "delete",
+		maxBatchBytes:  int(v.Int("max.message.bytes")),
+		logAppendTime:  v.String("message.timestamp.type") == "LogAppendTime",
+		retentionMs:    v.Int("retention.ms"),
+		retentionBytes: v.Int("retention.bytes"),
+		compact:        v.String("cleanup.policy") != "delete",
 	})
 }
 

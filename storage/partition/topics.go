@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -55,7 +56,7 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 	if partitions <= 0 || partitions > MaxPartitions {
 		return nil, fmt.Errorf("%w: %d (must be 1..%d)", ErrInvalidPartitions, partitions, MaxPartitions)
 	}
-	if err := metadata.ValidateConfigs(metadata.TopicConfigDefs, configs); err != nil {
+	if err := config.ValidateTopic(configs); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	if _, ok := l.Topic(name); ok {
@@ -74,7 +75,7 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t := newTopic(mt, l.broker)
+	t := newTopic(mt, l.opts.BrokerConfig.Map())
 	parts := make([]*Partition, partitions)
 	for i := range parts {
 		parts[i] = newPartition(t, int32(i), metadata.PartitionState{})
@@ -150,7 +151,7 @@ func (l *Log) SetTopicConfigs(ctx context.Context, name string, edit ConfigEdit,
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
-		if err := metadata.ValidateConfigs(metadata.TopicConfigDefs, next); err != nil {
+		if err := config.ValidateTopic(next); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 		mt.Configs = next
@@ -194,7 +195,7 @@ func (l *Log) applyTopic(mt metadata.Topic) {
 	if t == nil || t.ID != mt.ID {
 		return
 	}
-	t.setConfig(mt.Configs, l.broker)
+	t.setConfig(mt.Configs, l.opts.BrokerConfig.Map())
 	old := t.Partitions()
 	if int(mt.Partitions) > len(old) {
 		parts := append([]*Partition(nil), old...)
@@ -205,42 +206,17 @@ func (l *Log) applyTopic(mt metadata.Topic) {
 	}
 }
 
-// BrokerConfig returns the dynamic broker configs.
-func (l *Log) BrokerConfig() map[string]string {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return maps.Clone(l.broker)
-}
+// BrokerConfig returns the dynamic broker configs the log resolves topic
+// configs against.
+func (l *Log) BrokerConfig() *config.Dynamic { return l.opts.BrokerConfig }
 
-// SetBrokerConfig replaces the dynamic broker configs by what edit returns.
-func (l *Log) SetBrokerConfig(ctx context.Context, edit ConfigEdit, validateOnly bool) error {
+// brokerConfigChanged re-resolves every topic's configs against new
+// dynamic broker configs. It holds l.mu, so a topic created concurrently
+// sees either the new configs or this refresh.
+func (l *Log) brokerConfigChanged(broker map[string]string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	next, err := edit(maps.Clone(l.broker))
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
-	}
-	if err := metadata.ValidateConfigs(metadata.BrokerConfigDefs, next); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
-	}
-	for name := range next {
-		if metadata.BrokerConfigDefs[name].ReadOnly && next[name] != l.broker[name] {
-			return fmt.Errorf("%w: %s cannot be altered", ErrInvalidConfig, name)
-		}
-	}
-	if validateOnly {
-		return nil
-	}
-	if err := l.meta.SetBrokerConfig(ctx, next, l.brokerCV); err != nil {
-		return err
-	}
-	cfg, v, err := l.meta.BrokerConfig(ctx)
-	if err != nil {
-		return err
-	}
-	l.broker, l.brokerCV = cfg, v
 	for _, t := range l.topics {
-		t.setConfig(t.cfg.Load().own, l.broker)
+		t.setConfig(t.cfg.Load().own, broker)
 	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package metadata
+package table
 
 import (
 	"encoding/json"
@@ -6,31 +6,31 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/sediment-io/sediment/config"
 )
 
-// Table topic configs (sediment.table.*): a topic with
+// The table topic configs (sediment.table.*): a topic with
 // sediment.table.enable=true is converted into an Apache Iceberg table by
 // the broker's table converter. They have no broker-level synonym.
-var tableTopicConfigDefs = []ConfigDef{
-	{Name: "sediment.table.enable", Type: ConfigBoolean, Default: "false",
+func init() { config.RegisterTopic(topicConfigDefs...) }
+
+var topicConfigDefs = []config.Def{
+	{Name: "sediment.table.enable", Type: config.Boolean, Default: "false",
 		Doc: "convert this topic into an Iceberg table (namespace sediment, table name = topic name)"},
-	{Name: "sediment.table.format", Type: ConfigString, Default: "json", Enum: []string{"json", "raw"},
+	{Name: "sediment.table.format", Type: config.String, Default: "json", Enum: []string{"json", "raw"},
 		Doc: "json: one JSON object per record value, one column per field; raw: key and value as binary columns"},
-	{Name: "sediment.table.schema", Type: ConfigString, Default: "", Check: checkTableSchema,
+	{Name: "sediment.table.schema", Type: config.String, Default: "", Check: checkTableSchema,
 		Doc: "the table's Iceberg schema as JSON ({\"type\":\"struct\",\"fields\":[...]}); empty: inferred from the records and evolved"},
-	{Name: "sediment.table.partition-by", Type: ConfigString, Default: "day(_kafka_timestamp)", Check: checkPartitionBy,
+	{Name: "sediment.table.partition-by", Type: config.String, Default: "day(_kafka_timestamp)", Check: checkPartitionBy,
 		Doc: "comma-separated partition fields: col, year|month|day|hour(col), bucket(N, col), truncate(W, col); empty: unpartitioned"},
-	{Name: "sediment.table.commit.interval.ms", Type: ConfigLong, Default: "60000", Min: 1000,
+	{Name: "sediment.table.commit.interval.ms", Type: config.Long, Default: "60000", Min: 1000,
 		Doc: "commit an Iceberg snapshot this often (minimum 1000)"},
-	{Name: "sediment.table.commit.bytes", Type: ConfigLong, Default: "134217728", Min: 1,
+	{Name: "sediment.table.commit.bytes", Type: config.Long, Default: "134217728", Min: 1,
 		Doc: "commit early once this many record bytes are buffered"},
-	{Name: "sediment.table.errors", Type: ConfigString, Default: "dlq", Enum: []string{"dlq", "skip", "stop"},
+	{Name: "sediment.table.errors", Type: config.String, Default: "dlq", Enum: []string{"dlq", "skip", "stop"},
 		Doc: "records that cannot be converted: dlq appends them to <topic>.dlq, skip counts and logs them, stop stops the table's converter"},
 }
-
-// TableStatusPrefix starts the names of the read-only status entries that
-// DescribeConfigs adds for table topics (sediment.table.status.lag, ...).
-const TableStatusPrefix = "sediment.table.status."
 
 // PartitionField is one field of sediment.table.partition-by: a transform
 // (identity, year, month, day, hour, bucket, truncate), its parameter

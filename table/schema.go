@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/sediment-io/sediment/metadata"
 )
 
 // The metadata columns every table topic's table starts with.

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/config"
 )
 
 func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }

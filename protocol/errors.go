@@ -6,8 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/config"
+	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/storage/partition"
 )
 

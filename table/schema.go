@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
-
 )
 
 // The metadata columns every table topic's table starts with.

@@ -1,8 +1,9 @@
 // Package metadata owns the broker's durable metadata: topics and their
 // configs, partition state (log start offset, the end of the log committed to
-// the object store, and producer-id state as of that end), the object index
-// that says which object holds which offsets, broker configs, the
-// producer-id counter, and consumer groups with their committed offsets.
+// the object store, and producer-id state as of that end), each partition's
+// leader-epoch history, the object index that says which object holds which
+// offsets, broker configs, the producer-id counter, and consumer groups with
+// their committed offsets.
 //
 // Two layers: KV is a small transactional key-value interface with versions
 // (backends: bbolt for one node, etcd for clusters); Store is the typed layer
@@ -13,6 +14,8 @@
 //
 //	topics/<name>                               Topic
 //	parts/<topic-id-hex>/<partition %010d>      PartitionState
+//	epochs/<topic-id-hex>/<partition %010d>     LeaderEpochs: the leader-epoch history, written
+//	                                            at the first epoch bump (absent: epoch 0 from offset 0)
 //	index/<topic-id-hex>/<partition %010d>/<base offset %020d>   Segment
 //	objects/<object key>                        ObjectRecord: how many segments point into it
 //	garbage/<object key>                        GarbageRecord: unreferenced, deleted after a grace period

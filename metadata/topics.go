@@ -70,7 +70,7 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 }
 
 // DeleteTopic deletes the topic in one small transaction: the topic and
-// its partitions' states go, and a DeletedTopic record says that its index
+// its partitions' states and leader-epoch histories go, and a DeletedTopic record says that its index
 // is still to be released. From then on the name is free, and a commit for
 // one of its partitions finds no state and is skipped, so nothing is added
 // to the index any more. ReleaseDeletedTopic then drops the index a chunk
@@ -81,7 +81,7 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 // topic of thousands of partitions.
 func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
 	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: t.Version}}, []Op{
-		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)),
+		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(epochPrefix(t.ID)),
 		putJSON(deletedTopicKey(t.ID), DeletedTopic{Name: t.Name, ID: t.ID}),
 	})
 	if err != nil {

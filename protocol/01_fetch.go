@@ -12,7 +12,9 @@ package protocol
 // is a full fetch; a request that names a session (id != 0 with epoch > 0)
 // gets FETCH_SESSION_ID_NOT_FOUND. There are no transactions, so
 // read_committed sees the same data as read_uncommitted and the last stable
-// offset is the high watermark. v13+ names topics by id.
+// offset is the high watermark. v13+ names topics by id. Leader epochs
+// (CurrentLeaderEpoch, and from v12 LastFetchedEpoch with DivergingEpoch)
+// are checked as Kafka does; see fetchEpochs.
 
 import (
 	"context"
@@ -50,7 +52,7 @@ func handleFetch(r *request) (kmsg.Response, error) {
 
 // fetchTarget is one requested partition, resolved.
 type fetchTarget struct {
-	part *partition.Partition // nil when unknown
+	part *partition.Partition // nil when unknown or answered without a read
 	req  kmsg.FetchRequestTopicPartition
 	resp *kmsg.FetchResponseTopicPartition
 }
@@ -128,10 +130,8 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 				sp.ErrorCode = r.code(kerr.UnknownTopicID.Code)
 			case t == nil || t.Partition(rp.Partition) == nil:
 				sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
-			case rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = r.code(kerr.UnknownLeaderEpoch.Code) // our epoch is always 0
 			default:
-				ft.part = t.Partition(rp.Partition)
+				ft.part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
 			}
 			targets = append(targets, ft)
 		}

@@ -7,7 +7,10 @@ package protocol
 // earliest here), and >= 0 the first record whose timestamp is at least the
 // one asked for (offset -1 and timestamp -1 when there is none). -5 and -6
 // (tiered-storage positions) answer -1: every record here is in the object
-// store or on its way, so there is no separate tier to report.
+// store or on its way, so there is no separate tier to report. v4+ answers
+// with the leader epoch of the offset (see listedEpoch) and fences with
+// CurrentLeaderEpoch (-1: not given): FENCED_LEADER_EPOCH when older than
+// the partition's, UNKNOWN_LEADER_EPOCH when newer.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,24 +38,57 @@ func handleListOffsets(r *request) (kmsg.Response, error) {
 
 func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
 	sp := kmsg.NewListOffsetsResponseTopicPartition()
-	sp.Partition, sp.Timestamp, sp.Offset, sp.LeaderEpoch = rp.Partition, -1, -1, 0
+	sp.Partition, sp.Timestamp, sp.Offset, sp.LeaderEpoch = rp.Partition, -1, -1, -1
 	var p *partition.Partition
 	if t != nil {
 		p = t.Partition(rp.Partition)
 	}
-	switch {
-	case p == nil:
+	if p == nil {
 		sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
-	case rp.CurrentLeaderEpoch > 0:
-		sp.ErrorCode = r.code(kerr.UnknownLeaderEpoch.Code)
+		return sp
+	}
+	v := p.EpochView()
+	code := int16(0)
+	if rp.CurrentLeaderEpoch != -1 {
+		code = leaderEpochCode(v.Current().Epoch, rp.CurrentLeaderEpoch)
+	}
+	earliest := rp.Timestamp == partition.TimestampEarliest || rp.Timestamp == partition.TimestampEarliestLocal
+	if code == 0 && !earliest && v.Current().StartOffset > v.HighWatermark {
+		// As in Kafka: the records before the current epoch are not all
+		// durable yet, so the latest offset is not known.
+		code = kerr.OffsetNotAvailable.Code
+	}
+	switch {
+	case code != 0:
+		sp.ErrorCode = r.code(code)
 	case rp.Timestamp == -5 || rp.Timestamp == -6:
 	default:
 		off, ts, ok, err := r.s.log.OffsetForTime(r.ctx(), p, rp.Timestamp)
 		if err != nil {
 			sp.ErrorCode = r.codeOf(err)
 		} else if ok {
-			sp.Offset, sp.Timestamp = off, ts
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, listedEpoch(v, rp.Timestamp, off)
 		}
 	}
 	return sp
+}
+
+// listedEpoch is the leader epoch answered with a listed offset, as Kafka's:
+// the current epoch for the latest offset; for the earliest, the first
+// epoch if it covers the log start; otherwise the epoch of the record found
+// (the one its batch carries).
+func listedEpoch(v partition.EpochView, ts, offset int64) int32 {
+	switch ts {
+	case partition.TimestampLatest:
+		return v.Current().Epoch
+	case partition.TimestampEarliest, partition.TimestampEarliestLocal:
+		if len(v.Epochs.Entries) > 0 && v.Epochs.Entries[0].StartOffset <= v.LogStart {
+			return v.Epochs.Entries[0].Epoch
+		}
+		return -1
+	}
+	if epoch, ok := v.Epochs.EpochForOffset(offset); ok {
+		return epoch
+	}
+	return -1
 }

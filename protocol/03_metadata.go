@@ -1,7 +1,8 @@
 package protocol
 
 // Metadata v0–v13. This broker is the whole cluster: it leads every
-// partition at leader epoch 0 with itself as the only replica. Unknown
+// partition, at the partition's current leader epoch (v7+), with itself as
+// the only replica. Unknown
 // topics are created when auto.create.topics.enable is true and the request
 // allows it (always for v0–v3, which have no flag; kafka-python relies on
 // that), with num.partitions partitions. v10+ carries topic ids; from v12 a
@@ -127,7 +128,7 @@ func (s *Server) topicMetadata(req *kmsg.MetadataRequest, t *partition.Topic) km
 	}
 	for _, p := range t.Partitions() {
 		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition, mp.Leader, mp.LeaderEpoch = p.Index(), s.cfg.NodeID, 0
+		mp.Partition, mp.Leader, mp.LeaderEpoch = p.Index(), s.cfg.NodeID, p.LeaderEpoch()
 		mp.Replicas, mp.ISR = []int32{s.cfg.NodeID}, []int32{s.cfg.NodeID}
 		mt.Partitions = append(mt.Partitions, mp)
 	}

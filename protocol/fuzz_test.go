@@ -239,6 +239,7 @@ func fuzzSeeds(tb testing.TB) []fuzzSeed {
 	add("below_range", fetchReq(3, name, id, 0, 0), 3) // closes: no top-level error at v3
 	// ApiVersions at a version we do not know: answered at v0 (KIP-511).
 	seeds = append(seeds, fuzzSeed{"18_apiversions_unknown_v9", rawHeader(18, 9, int32(len(seeds)+1), 0xfe, 0xfe)})
+	add("current", epochReq(2, name, 0, 0, 0), 2, 3, 4)
 	return seeds
 }
 

@@ -90,7 +90,7 @@ func evictAll(victims []*batchRef) {
 
 func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResult, []*batchRef, error) {
 	base := p.next
-	setBaseOffset(b.Raw, base)
+	setBaseOffset(b.Raw, base, p.epochs.Current().Epoch)
 	// The cached bytes alias the request frame: the frame is never reused,
 	// and its batches leave the FIFO tail cache together.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,

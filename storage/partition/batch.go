@@ -137,11 +137,13 @@ func batchLastOffset(h []byte) int64 {
 	return batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
 }
 
-// setBaseOffset rewrites the base offset (not covered by the CRC) and zeroes
-// the partition leader epoch: this broker's leader epoch is always 0.
-func setBaseOffset(raw []byte, base int64) {
+// setBaseOffset rewrites the base offset and the partition leader epoch,
+// neither covered by the CRC. As in Kafka, a batch carries the leader epoch
+// it was appended in: consumers commit it with their offsets and validate
+// it with OffsetForLeaderEpoch (KIP-320).
+func setBaseOffset(raw []byte, base int64, leaderEpoch int32) {
 	binary.BigEndian.PutUint64(raw, uint64(base))
-	binary.BigEndian.PutUint32(raw[batchEpochOff:], 0)
+	binary.BigEndian.PutUint32(raw[batchEpochOff:], uint32(leaderEpoch))
 }
 
 // setLogAppendTime marks the batch as LogAppendTime with max timestamp ts

@@ -258,6 +258,10 @@ func (l *Log) loadTopics(ctx context.Context) error {
 
 func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) {
 	t := newTopic(mt, l.opts.BrokerConfig.Map())
+	epochs, err := l.meta.TopicLeaderEpochs(ctx, mt.ID)
+	if err != nil {
+		return nil, fmt.Errorf("partition: load %s: %w", mt.Name, err)
+	}
 	parts := make([]*Partition, mt.Partitions)
 	for i := range parts {
 		st, ok, err := l.meta.PartitionState(ctx, mt.ID, int32(i))
@@ -268,6 +272,9 @@ func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) 
 			return nil, fmt.Errorf("partition: %s/%d has no state in metadata", mt.Name, i)
 		}
 		parts[i] = newPartition(t, int32(i), st)
+		if h, ok := epochs[int32(i)]; ok {
+			parts[i].epochs = h
+		}
 	}
 	t.parts.Store(&parts)
 	return t, nil

@@ -47,6 +47,9 @@ type Partition struct {
 	producers producers
 	waiters   []chan struct{}
 	deleted   bool
+	// epochs is the leader-epoch history as stored in metadata; the
+	// slice is replaced whole at a bump, never changed in place.
+	epochs metadata.LeaderEpochs
 
 	// upProducers is the producer state as of committed, owned by the
 	// uploader goroutine alone.
@@ -63,6 +66,7 @@ func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition 
 		committed:   st.NextOffset,
 		producers:   loadProducers(st.Producers),
 		upProducers: loadProducers(st.Producers),
+		epochs:      metadata.InitialLeaderEpochs(),
 	}
 }
 

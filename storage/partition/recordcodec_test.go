@@ -56,7 +56,7 @@ func recompress(t *testing.T, raw []byte, codec int) []byte {
 func TestDecodeRecordsEveryCodec(t *testing.T) {
 	want := sampleRecords()
 	plain := EncodeBatch(want)
-	setBaseOffset(plain, 100)
+	setBaseOffset(plain, 100, 0)
 	for codec := 0; codec <= 4; codec++ {
 		raw := plain
 		if codec > 0 {

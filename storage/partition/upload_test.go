@@ -213,7 +213,7 @@ func TestGapOnOnePartitionOfFifty(t *testing.T) {
 // first one's PUT fails; the two behind it landed but are not committed
 // until the first one is PUT again (under the same key) and commits.
 func TestFailedPutHoldsBackLaterCommits(t *testing.T) {
-	gate := &gatedStore{Store: mem.New(), release: make(chan struct{})}
+	gate := &gatedStore{Store: mem.New(), ready: make(chan struct{}), release: make(chan struct{})}
 	e := newLogEnv(t, func(o *Options) {
 		o.Durability = DurabilityObject
 		o.UploadConcurrency = 4
@@ -230,21 +230,31 @@ func TestFailedPutHoldsBackLaterCommits(t *testing.T) {
 		}
 		res = append(res, r)
 		l.up.advance(ctx, true) // cuts one object of this batch
+		if i == 0 {
+			l.up.step.Lock()
+			gate.failKey = l.up.queue[0].key
+			l.up.step.Unlock()
+			close(gate.ready)
+		}
 	}
 	l.up.step.Lock()
 	queue := append([]*flight(nil), l.up.queue...)
+	var done []chan struct{}
+	for _, f := range queue {
+		done = append(done, f.done)
+	}
 	l.up.step.Unlock()
 	if len(queue) != 3 {
 		t.Fatalf("%d objects in flight, want 3", len(queue))
 	}
-	<-queue[1].done
-	<-queue[2].done
+	<-done[1]
+	<-done[2]
 	l.up.advance(ctx, false)
 	if _, hw := p.Offsets(); hw != 0 {
 		t.Fatalf("high watermark %d while the first object is not stored: a later commit went first", hw)
 	}
 	close(gate.release) // the first PUT fails now
-	<-queue[0].done
+	<-done[0]
 	uploadAll(t, l)
 	for _, r := range res {
 		if err := l.Wait(ctx, r); err != nil {
@@ -262,15 +272,25 @@ func TestFailedPutHoldsBackLaterCommits(t *testing.T) {
 	}
 }
 
-// gatedStore holds its first PUT until release is closed, then fails it.
+// gatedStore holds every PUT until ready; the first PUT of failKey then
+// waits for release and fails.
 type gatedStore struct {
 	objectstore.Store
+	ready   chan struct{} // closed once failKey is set
+	failKey string
 	release chan struct{}
+	failed  atomic.Bool
 	puts    atomic.Int32
 }
 
 func (s *gatedStore) Put(ctx context.Context, key string, data []byte, cond objectstore.Condition) (string, error) {
-	if s.puts.Add(1) == 1 {
+	s.puts.Add(1)
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if key == s.failKey && !s.failed.Swap(true) {
 		select {
 		case <-s.release:
 		case <-ctx.Done():

@@ -18,7 +18,10 @@ type flight struct {
 	obj     []byte
 	entries []objectEntry
 	start   time.Time // when the object was cut
-	putAt   time.Time // when its PUT landed (zero: not yet)
+	putAt   time.Time // when the uploader first saw its PUT landed (zero: not yet)
+	// putStart is when its latest PUT started: the stored object is no
+	// older than that.
+	putStart time.Time
 
 	done   chan struct{} // closed when the PUT started last has ended
 	putErr error         // that PUT's result, set before done closes
@@ -53,7 +56,7 @@ func (f *flight) failed() bool {
 // startPut PUTs the flight's object in its own goroutine.
 func (u *uploader) startPut(ctx context.Context, f *flight) {
 	done := make(chan struct{})
-	f.done, f.putErr = done, nil
+	f.done, f.putErr, f.putStart = done, nil, time.Now()
 	u.puts.Add(1)
 	go func() {
 		defer u.puts.Done()

@@ -25,6 +25,7 @@ import (
 type faultyKV struct {
 	metadata.KV
 	lostAnswers atomic.Int32 // transactions left to apply and then fail
+	failTxns    atomic.Int32 // transactions left to fail without applying
 	failReads   atomic.Int32 // Gets left to fail
 	readAfter   bool         // a lost answer also fails the next Get
 }
@@ -32,6 +33,10 @@ type faultyKV struct {
 var errLostAnswer = errors.New("injected: transaction applied, answer lost")
 
 func (k *faultyKV) Txn(ctx context.Context, conds []metadata.Cond, ops []metadata.Op) (int64, error) {
+	if k.failTxns.Add(-1) >= 0 {
+		return 0, errors.New("injected: metadata unavailable")
+	}
+	k.failTxns.Store(0)
 	rev, err := k.KV.Txn(ctx, conds, ops)
 	if err == nil && k.lostAnswers.Add(-1) >= 0 {
 		if k.readAfter {
@@ -397,4 +402,36 @@ func readCounter(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestLongFailingCommitPutsAgain: an object whose commit keeps failing for
+// half the orphan grace is PUT again under a new key before it is
+// committed, so the orphan sweep can never delete the object a late commit
+// references.
+func TestLongFailingCommitPutsAgain(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) {
+		o.OrphanGrace = 300 * time.Millisecond
+		o.UploadRetryDelay = time.Millisecond
+	})
+	l, kv := openFaulty(t, e)
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	produce(t, l, p, testBatch{values: values(2, "l")})
+	kv.failTxns.Store(1 << 20)
+	for i := 0; i < 400 && len(storeKeys(t, e.store, uploadPrefix)) < 2; i++ {
+		if _, err := l.up.cycle(context.Background()); err == nil {
+			t.Fatal("commit succeeded through failing metadata")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	keys := storeKeys(t, e.store, uploadPrefix)
+	if len(keys) != 2 {
+		t.Fatalf("objects %v: the object was not PUT again under a new key", keys)
+	}
+	kv.failTxns.Store(0)
+	uploadAll(t, l)
+	segs := checkSegments(t, e, p, 2)
+	if known, _ := e.meta.ObjectKnown(context.Background(), segs[0].Object); !known || len(segs) != 1 {
+		t.Fatalf("segments %+v", segs)
+	}
+	checkContiguous(t, l, p, [][]byte{[]byte("la"), []byte("lb")})
 }

@@ -62,6 +62,9 @@ func (l *Log) sweepOrphans(ctx context.Context) error {
 	}
 	var errs []error
 	for _, key := range orphans {
+		if l.up.inFlight(key) { // asked first: a key leaves the queue only once committed
+			continue
+		}
 		known, err := l.meta.ObjectKnown(ctx, key)
 		if err != nil || known {
 			errs = append(errs, err)

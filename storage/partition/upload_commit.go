@@ -29,15 +29,12 @@ func (u *uploader) commitLanded(ctx context.Context) error {
 			}
 		}
 		if err = u.commitHead(ctx, f); err != nil {
-			if errors.Is(err, errPutAgain) {
-				err = nil // not landed any more: its commit waits for the new PUT
-			} else {
-				f.retryAt = time.Now().Add(u.l.opts.UploadRetryDelay)
-			}
+			f.retryAt = time.Now().Add(u.l.opts.UploadRetryDelay)
 			break
 		}
 		u.queue = u.queue[1:]
 		u.inflight -= f.up.bytes
+		u.setInFlight(f.key, false)
 		if len(u.free) < u.l.opts.UploadConcurrency {
 			u.free = append(u.free, f.obj[:0])
 		}
@@ -71,10 +68,6 @@ func (u *uploader) commitHead(ctx context.Context, f *flight) error {
 			}
 			f.uncertain = false
 		}
-		if time.Since(f.putStart) > u.l.opts.OrphanGrace/2 {
-			u.putAgain(ctx, f)
-			return errPutAgain
-		}
 		if len(f.up.parts) == 0 {
 			u.dropObject(ctx, f.key)
 			return nil
@@ -93,22 +86,6 @@ func (u *uploader) commitHead(ctx context.Context, f *flight) error {
 		}
 	}
 	return fmt.Errorf("partition: commit object %s: no partition left to take out", f.key)
-}
-
-// errPutAgain says that commitHead started a new PUT of the object instead
-// of committing it.
-var errPutAgain = errors.New("partition: object PUT again under a new key")
-
-// putAgain PUTs the flight's object again under a new key: the orphan sweep
-// deletes an object metadata has not heard of once it is OrphanGrace old,
-// so an object whose commit kept failing for half that time must not be
-// the one a late commit references. The old key is left to the sweep.
-func (u *uploader) putAgain(ctx context.Context, f *flight) {
-	old := f.key
-	f.key, f.putAt, f.retryAt = u.objectKey(), time.Time{}, time.Time{}
-	u.l.log.Warn("object not committed for half the orphan grace; PUT again under a new key",
-		"old_key", old, "key", f.key)
-	u.startPut(ctx, f)
 }
 
 // commit records the object's segments in metadata, with each partition's

@@ -34,6 +34,7 @@ func (u *uploader) cut(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	f := u.build(up)
+	u.setInFlight(f.key, true)
 	u.queue = append(u.queue, f)
 	u.inflight += up.bytes
 	u.startPut(ctx, f)

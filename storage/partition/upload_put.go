@@ -19,9 +19,6 @@ type flight struct {
 	entries []objectEntry
 	start   time.Time // when the object was cut
 	putAt   time.Time // when the uploader first saw its PUT landed (zero: not yet)
-	// putStart is when its latest PUT started: the stored object is no
-	// older than that.
-	putStart time.Time
 
 	done   chan struct{} // closed when the PUT started last has ended
 	putErr error         // that PUT's result, set before done closes
@@ -56,7 +53,7 @@ func (f *flight) failed() bool {
 // startPut PUTs the flight's object in its own goroutine.
 func (u *uploader) startPut(ctx context.Context, f *flight) {
 	done := make(chan struct{})
-	f.done, f.putErr, f.putStart = done, nil, time.Now()
+	f.done, f.putErr = done, nil
 	u.puts.Add(1)
 	go func() {
 		defer u.puts.Done()
@@ -122,4 +119,27 @@ func resultLabel(err error) string {
 		return "error"
 	}
 	return "ok"
+}
+
+// setInFlight adds key to, or removes it from, the keys of objects cut and
+// not yet committed.
+func (u *uploader) setInFlight(key string, on bool) {
+	u.keysMu.Lock()
+	defer u.keysMu.Unlock()
+	if on {
+		u.keys[key] = struct{}{}
+	} else {
+		delete(u.keys, key)
+	}
+}
+
+// inFlight reports whether key is an object this broker cut and has not
+// committed yet: the orphan sweep leaves it alone however old it is, since
+// its commit may still come (a metadata outage longer than the orphan
+// grace).
+func (u *uploader) inFlight(key string) bool {
+	u.keysMu.Lock()
+	defer u.keysMu.Unlock()
+	_, ok := u.keys[key]
+	return ok
 }

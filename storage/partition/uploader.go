@@ -40,6 +40,9 @@ type uploader struct {
 	free     [][]byte // buffers of committed objects, for the next ones
 	lastCut  wal.Pos  // WAL head at the latest cut
 
+	keysMu sync.Mutex          // guards keys
+	keys   map[string]struct{} // keys of the objects in queue
+
 	mu      sync.Mutex // guards dirty, pending and room
 	dirty   map[*Partition]struct{}
 	pending int64         // bytes appended and not yet committed
@@ -48,7 +51,7 @@ type uploader struct {
 
 func newUploader(l *Log) *uploader {
 	return &uploader{l: l, kick: make(chan struct{}, 1), putKick: make(chan struct{}, 1),
-		dirty: map[*Partition]struct{}{}, room: make(chan struct{})}
+		dirty: map[*Partition]struct{}{}, room: make(chan struct{}), keys: map[string]struct{}{}}
 }
 
 // markDirty notes that p has n new bytes to upload. Called with p.mu held.
@@ -200,7 +203,7 @@ func (u *uploader) cycle(ctx context.Context) (more bool, err error) {
 	if cerr := u.commitLanded(ctx); err == nil {
 		err = cerr
 	}
-	if err == nil && len(u.queue) > 0 {
+	if err == nil && len(u.queue) > 0 && u.queue[0].failed() {
 		err = u.queue[0].putErr
 	}
 	return len(u.queue) > 0 || u.unsentLocked() >= u.l.opts.UploadBytes, err

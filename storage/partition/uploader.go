@@ -130,8 +130,8 @@ func (u *uploader) run(ctx context.Context) {
 	defer t.Stop()
 	due := false
 	for {
-		retry := u.advance(ctx, due)
-		due = false
+		var retry time.Time
+		retry, due = u.advance(ctx, due)
 		var retryC <-chan time.Time
 		var rt *time.Timer
 		if !retry.IsZero() {
@@ -158,8 +158,9 @@ func (u *uploader) run(ctx context.Context) {
 // the objects at its head whose PUT landed, PUTs again the failed ones
 // whose retry time came, and cuts new objects while there is room and data
 // is due (the interval passed, or upload-bytes wait). It returns when the
-// next retry is due (zero: none waits).
-func (u *uploader) advance(ctx context.Context, due bool) time.Time {
+// next retry is due (zero: none waits), and whether a cut is still due
+// because the pipeline was full.
+func (u *uploader) advance(ctx context.Context, due bool) (time.Time, bool) {
 	u.step.Lock()
 	defer u.step.Unlock()
 	if err := u.commitLanded(ctx); err != nil && ctx.Err() == nil {
@@ -172,11 +173,12 @@ func (u *uploader) advance(ctx context.Context, due bool) time.Time {
 			u.l.log.Error("upload failed; retrying", "err", err)
 		}
 		if !started {
+			due = false
 			break
 		}
 		due = false
 	}
-	return u.nextRetry()
+	return u.nextRetry(), due
 }
 
 // cycle is one synchronous round, for the final flush and for tests: cut an

@@ -20,15 +20,42 @@ type SegmentCommit struct {
 	Producers []ProducerState
 }
 
+// GapError is CommitSegments' answer when segments do not start at their
+// partitions' next offsets: it names every such partition, so that the
+// caller can take them out and commit the rest. Nothing was written. It
+// matches ErrOffsetGap.
+type GapError struct {
+	Partitions []PartitionKey
+	first      error // the first partition's details
+}
+
+func (e *GapError) Error() string {
+	if len(e.Partitions) == 1 {
+		return e.first.Error()
+	}
+	return fmt.Sprintf("%v (and %d more partitions)", e.first, len(e.Partitions)-1)
+}
+
+// Unwrap returns ErrOffsetGap.
+func (e *GapError) Unwrap() error { return ErrOffsetGap }
+
 // CommitSegments records, in one transaction, that an uploaded object holds
 // the given segments (at most one per partition). Each segment must start
 // exactly at its partition's NextOffset, so the committed log never has a gap
-// or an overlap (ErrOffsetGap otherwise). Segments of partitions that no
-// longer exist (deleted topics) are dropped and returned as skipped. Lost
+// or an overlap (a *GapError naming every partition that does not,
+// otherwise; nothing is written). Segments of partitions that no longer
+// exist (deleted topics) are dropped and returned as skipped. Lost
 // compare-and-swaps (a concurrent DeleteRecords, say) are retried on fresh
 // state. The first attempt plans from the states the previous commits wrote
 // (commitCache), when it has them. A commit of an object the orphan sweep
 // claimed fails with ErrObjectSwept.
+//
+// A transaction that fails without a definite answer (a remote store's
+// timeout: it may have applied) is settled by reading back whether the
+// object is indexed (ObjectKnown); when that read fails too, the error is
+// returned, and the caller must settle with ObjectKnown before it commits
+// the same object again (a second commit would find its own segments and
+// report a gap).
 func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (skipped []PartitionKey, err error) {
 	for _, c := range commits {
 		if c.Segment.Object != commits[0].Segment.Object {
@@ -57,6 +84,9 @@ func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (sk
 		}
 		s.commits.forget(commits)
 		if !IsConflict(err) {
+			if known, kerr := s.ObjectKnown(ctx, commits[0].Segment.Object); kerr == nil && known {
+				return plan.skipped, nil // it applied; only the answer was lost
+			}
 			return nil, fmt.Errorf("metadata: commit segments: %w", err)
 		}
 		if err := s.sweptErr(ctx, commits[0].Segment.Object); err != nil {
@@ -81,6 +111,7 @@ type commitPlan struct {
 // cached ones where cached is set and the cache has them.
 func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit, cached bool) (commitPlan, error) {
 	var plan commitPlan
+	var gap *GapError
 	for _, c := range commits {
 		seg := c.Segment
 		key := partKey(seg.Topic, seg.Partition)
@@ -101,14 +132,21 @@ func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit, cached 
 			continue
 		}
 		if seg.BaseOffset != st.NextOffset || seg.EndOffset <= seg.BaseOffset {
-			return commitPlan{}, fmt.Errorf("metadata: partition %s/%d: segment [%d,%d) after next offset %d: %w",
-				seg.Topic, seg.Partition, seg.BaseOffset, seg.EndOffset, st.NextOffset, ErrOffsetGap)
+			if gap == nil {
+				gap = &GapError{first: fmt.Errorf("metadata: partition %s/%d: segment [%d,%d) after next offset %d: %w",
+					seg.Topic, seg.Partition, seg.BaseOffset, seg.EndOffset, st.NextOffset, ErrOffsetGap)}
+			}
+			gap.Partitions = append(gap.Partitions, PartitionKey{seg.Topic, seg.Partition})
+			continue
 		}
 		plan.conds = append(plan.conds, Cond{Key: key, Version: st.Version})
 		st.NextOffset = seg.EndOffset
 		st.Producers = c.Producers
 		plan.ops = append(plan.ops, putJSON(key, st), putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
 		plan.keys, plan.states = append(plan.keys, key), append(plan.states, st)
+	}
+	if gap != nil {
+		return commitPlan{}, gap
 	}
 	c, o := objectRefOps(commits, len(commits)-len(plan.skipped))
 	plan.conds, plan.ops = append(plan.conds, c...), append(plan.ops, o...)

@@ -31,6 +31,8 @@ type serveConfig struct {
 	Durability      string        // --durability: wal (default) or object
 	UploadInterval  time.Duration // --upload-interval (default 250ms)
 	UploadBytes     int64         // --upload-bytes (default 8 MiB)
+	UploadConc      int           // --upload-concurrency: object PUTs in flight; commits stay in order (default 4)
+	Timeouts        timeouts      // --flush-timeout, --block-load-timeout, --stream-stall-timeout, --stream-idle-timeout
 	MaxRequestBytes int64         // --max-request-bytes (default 100 MiB; Kafka's socket.request.max.bytes)
 	MaxInflight     int64         // --max-inflight-request-bytes (default 32 MiB; Kafka's queued.max.request.bytes)
 	TailCacheBytes  int64         // --tail-cache-bytes: recent batches in memory (default 64 MiB)
@@ -61,6 +63,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Durability, "durability", "wal", "when produce is acknowledged: wal (after the WAL fsync) or object (after the object PUT and metadata commit)")
 	fs.DurationVar(&c.UploadInterval, "upload-interval", 250*time.Millisecond, "cut an object at least this often")
 	fs.Int64Var(&c.UploadBytes, "upload-bytes", 8<<20, "cut an object once this many bytes wait")
+	fs.IntVar(&c.UploadConc, "upload-concurrency", 4, "objects PUT at once (1..64); their commits still apply in upload order")
+	c.Timeouts.flags(fs)
 	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", 100<<20, "largest request frame accepted (socket.request.max.bytes)")
 	fs.Int64Var(&c.MaxInflight, "max-inflight-request-bytes", 32<<20, "request bytes held at once over all connections, from reading to answering; more waits unread (queued.max.request.bytes)")
 	fs.Int64Var(&c.TailCacheBytes, "tail-cache-bytes", 64<<20, "memory for recent batches")
@@ -170,6 +174,8 @@ func (c *serveConfig) validate() error {
 	check(c.Durability == "wal" || c.Durability == "object", "--durability %q: want wal or object", c.Durability)
 	check(c.UploadInterval >= time.Millisecond && c.UploadInterval <= time.Hour, "--upload-interval %s: want 1ms..1h", c.UploadInterval)
 	check(c.UploadBytes >= 1<<10 && c.UploadBytes <= 1<<30, "--upload-bytes %d: want 1 KiB..1 GiB", c.UploadBytes)
+	check(c.UploadConc >= 1 && c.UploadConc <= 64, "--upload-concurrency %d: want 1..64", c.UploadConc)
+	errs = append(errs, c.Timeouts.validate()...)
 	check(c.MaxRequestBytes >= 1<<10 && c.MaxRequestBytes <= 1<<31-1, "--max-request-bytes %d: want 1 KiB..2 GiB", c.MaxRequestBytes)
 	check(c.MaxInflight >= 1<<20, "--max-inflight-request-bytes %d: want at least 1 MiB", c.MaxInflight)
 	check(c.TailCacheBytes >= 1<<20, "--tail-cache-bytes %d: want at least 1 MiB", c.TailCacheBytes)
@@ -194,4 +200,34 @@ func (c *serveConfig) validate() error {
 	check(lerr == nil, "--log-level %q: want debug, info, warn or error", c.LogLevel)
 	check(c.LogFormat == "text" || c.LogFormat == "json", "--log-format %q: want text or json", c.LogFormat)
 	return errors.Join(errs...)
+}
+
+// timeouts are the storage path's deadlines, each a flag.
+type timeouts struct {
+	Flush       time.Duration // --flush-timeout: the final upload on shutdown (default 30s)
+	BlockLoad   time.Duration // --block-load-timeout: one block GET of the read cache (default 30s)
+	StreamStall time.Duration // --stream-stall-timeout: a compacted-segment stream sending nothing (default 30s)
+	StreamIdle  time.Duration // --stream-idle-timeout: an unused stream stays open (default 30s)
+}
+
+func (t *timeouts) flags(fs *flag.FlagSet) {
+	fs.DurationVar(&t.Flush, "flush-timeout", 30*time.Second, "how long shutdown waits for the final upload of what is pending")
+	fs.DurationVar(&t.BlockLoad, "block-load-timeout", 30*time.Second, "deadline of one block GET of the object read cache (the store retries within it)")
+	fs.DurationVar(&t.StreamStall, "stream-stall-timeout", 30*time.Second, "abandon a stream of a compacted segment whose store sent nothing for this long (reads fall back to the block cache)")
+	fs.DurationVar(&t.StreamIdle, "stream-idle-timeout", 30*time.Second, "close a stream of a compacted segment no reader used for this long")
+}
+
+// validate names each flag whose value is out of range.
+func (t *timeouts) validate() []error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--flush-timeout", t.Flush}, {"--block-load-timeout", t.BlockLoad},
+		{"--stream-stall-timeout", t.StreamStall}, {"--stream-idle-timeout", t.StreamIdle}} {
+		if d.v < 100*time.Millisecond || d.v > time.Hour {
+			errs = append(errs, fmt.Errorf("%s %s: want 100ms..1h", d.name, d.v))
+		}
+	}
+	return errs
 }

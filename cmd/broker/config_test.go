@@ -74,3 +74,15 @@ func TestRunExitCodes(t *testing.T) {
 		t.Errorf("--help: exit %d, want 0", code)
 	}
 }
+
+func TestBadUploadFlagsNameTheFlag(t *testing.T) {
+	for flagName, value := range map[string]string{
+		"--upload-concurrency": "0", "--flush-timeout": "1ms", "--block-load-timeout": "0s",
+		"--stream-stall-timeout": "2h", "--stream-idle-timeout": "-1s",
+	} {
+		_, err := parseServe([]string{flagName, value}, noEnv)
+		if err == nil || !strings.Contains(err.Error(), flagName) {
+			t.Errorf("%s %s: err = %v, want a message naming it", flagName, value, err)
+		}
+	}
+}

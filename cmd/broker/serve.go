@@ -118,7 +118,9 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 	b.log, err = partition.Open(ctx, partition.Options{
 		Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"),
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
-		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes,
+		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes, UploadConcurrency: cfg.UploadConc,
+		FlushTimeout: cfg.Timeouts.Flush, BlockLoadTimeout: cfg.Timeouts.BlockLoad,
+		StreamStallTimeout: cfg.Timeouts.StreamStall, StreamIdleTimeout: cfg.Timeouts.StreamIdle,
 		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,
 		WALMaxBytes: cfg.WALMaxBytes, CompactTargetBytes: cfg.CompactTarget, MaintainInterval: cfg.MaintainEvery,
 		GCGrace: cfg.GCGrace, OrphanGrace: cfg.OrphanGrace, CompactBytesPerSec: cfg.CompactRate,

@@ -29,6 +29,7 @@ type AppendResult struct {
 type durableToken struct {
 	p      *Partition
 	end    int64
+	resets int64 // the partition's resets at the append
 	walEnd wal.Pos
 	hasWAL bool
 }
@@ -68,6 +69,9 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	if p.deleted {
 		return AppendResult{}, ErrUnknownPartition
 	}
+	if p.offline {
+		return AppendResult{}, fmt.Errorf("%w: partition %s/%d is reloading after a failed commit", ErrStorage, p.topic.Name, p.index)
+	}
 	res.LogStartOffset = p.logStart
 	dupBase, dup, err := p.producers.check(&b, p.next > 0)
 	if err != nil {
@@ -75,7 +79,7 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	}
 	if dup {
 		res.BaseOffset, res.Duplicate = dupBase, true
-		res.durable = durableToken{p: p, end: dupBase + int64(b.NumRecords)}
+		res.durable = durableToken{p: p, end: dupBase + int64(b.NumRecords), resets: p.resets}
 		return res, nil
 	}
 	res, victims, err = l.appendLocked(p, &b, res)
@@ -96,7 +100,7 @@ func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResu
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
 		size: len(b.Raw), data: b.Raw}
 	res.BaseOffset = base
-	res.durable = durableToken{p: p, end: ref.end}
+	res.durable = durableToken{p: p, end: ref.end, resets: p.resets}
 	if l.opts.Durability == DurabilityWAL {
 		l.durable.note(p)
 		start, end, err := l.wal.Append(walBatch, walBatchHeaderFor(p.topic.ID, p.index), b.Raw)
@@ -141,7 +145,7 @@ func (l *Log) Wait(ctx context.Context, res AppendResult) error {
 		return nil
 	}
 	if !d.hasWAL {
-		return d.p.waitHW(ctx, d.end)
+		return d.p.waitHW(ctx, d.end, d.resets)
 	}
 	if err := l.wal.Wait(ctx, d.walEnd); err != nil {
 		if ctx.Err() != nil {

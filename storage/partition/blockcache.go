@@ -20,6 +20,9 @@ type blockCache struct {
 	blockSize int64
 	limit     int64
 	m         *Metrics
+	// loadTimeout bounds one block's GET, which may serve several readers
+	// and so runs detached from the first one's context.
+	loadTimeout time.Duration
 
 	mu      sync.Mutex // guards lru, entries, bytes and closed
 	lru     *list.List // of *block, most recent at the front
@@ -54,11 +57,14 @@ type block struct {
 	elem  *list.Element
 }
 
+// blockLoadTimeout is the default of Options.BlockLoadTimeout.
+const blockLoadTimeout = 30 * time.Second
+
 func newBlockCache(store objectstore.Store, limit, blockSize, ahead int64, m *Metrics) *blockCache {
 	// Never read ahead more than a quarter of the cache: prefetched
 	// blocks must not push out what readers still need.
 	ahead = max(min(ahead, limit/blockSize/4), 0)
-	return &blockCache{store: store, blockSize: blockSize, limit: limit, m: m, ahead: ahead,
+	return &blockCache{store: store, blockSize: blockSize, limit: limit, m: m, ahead: ahead, loadTimeout: blockLoadTimeout,
 		lru: list.New(), entries: map[blockKey]*block{}, prefetch: make(chan struct{}, max(ahead, 1))}
 }
 
@@ -147,7 +153,7 @@ func (c *blockCache) insertLocked(k blockKey) *block {
 func (c *blockCache) load(ctx context.Context, b *block) {
 	// Detach from the caller's cancellation: other readers may wait on
 	// this load too.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.loadTimeout)
 	defer cancel()
 	data, err := c.store.GetRange(ctx, b.key.object, b.key.index*c.blockSize, c.blockSize)
 	c.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()

@@ -15,6 +15,8 @@
 //	          new batches of every partition, then one metadata transaction
 //	          indexing all of them (each segment must start exactly where its
 //	          partition's committed log ends), then the WAL is released.
+//	          Up to --upload-concurrency objects are PUT at once; their
+//	          commits apply in upload order (uploader.go).
 //	Read      tail cache -> WAL (evicted, not yet uploaded) -> object store
 //	          (metadata index, ranged GETs through the block cache).
 //
@@ -22,7 +24,8 @@
 // are skipped, the rest are re-queued for upload with their producer state,
 // so nothing acknowledged is lost and nothing is uploaded twice.
 //
-// Locks, in the order they may be taken: Log.appendGate (shared by appends,
+// Locks, in the order they may be taken: uploader.step (whoever moves the
+// upload pipeline on), Log.appendGate (shared by appends,
 // exclusive for the uploader's cut), Partition.mu, uploader.mu and
 // tailCache.mu; Log.mu guards the topic maps and is never held while taking
 // a partition lock.

@@ -286,7 +286,6 @@ func TestWALBackPressure(t *testing.T) {
 func TestStoreHangs(t *testing.T) {
 	e, l := lifecycleEnv(t, func(o *Options) {
 		o.UploadInterval = 5 * time.Millisecond
-		o.PutTimeout = 20 * time.Millisecond
 	})
 	p := createTopic(t, l, "h", 2, nil).Partition(1)
 	e.store.Hang(mem.OpPut)

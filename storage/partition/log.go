@@ -75,9 +75,15 @@ type Options struct {
 	// cache. What no open stream holds, the block cache may use.
 	Streams         int
 	StreamReadahead int64
-	NodeID          int32
-	Logger          *slog.Logger
-	Metrics         *Metrics
+	// StreamStallTimeout abandons a stream whose store sent nothing for
+	// that long, and StreamIdleTimeout closes one no reader used for that
+	// long (defaults 30 s each). BlockLoadTimeout bounds the GET of one
+	// block of the block cache (default 30 s).
+	StreamStallTimeout, StreamIdleTimeout, BlockLoadTimeout time.Duration
+
+	NodeID  int32
+	Logger  *slog.Logger
+	Metrics *Metrics
 	// WALMaxBytes bounds the WAL backlog (bytes not yet uploaded) with
 	// --durability wal: past it, appends wait for uploads and then fail
 	// with ErrStorage, a retriable error (default 1 GiB).
@@ -102,9 +108,16 @@ type Options struct {
 	// as an orphan of a failed commit (default 1 hour).
 	GCGrace     time.Duration
 	OrphanGrace time.Duration
-	// PutTimeout bounds one PUT attempt (default 10 s plus 1 s per MiB),
-	// so a store that hangs cannot hold the uploader.
-	PutTimeout time.Duration
+	// UploadConcurrency is how many objects may be PUT at once (default
+	// 4); their commits still apply one at a time, in upload order.
+	UploadConcurrency int
+	// UploadRetryDelay is the wait before an object whose PUT or commit
+	// failed is tried again (default 1 s). The store retries each request
+	// within its own deadlines first; the uploader sets none of its own.
+	UploadRetryDelay time.Duration
+	// FlushTimeout bounds the final upload when the log closes (default
+	// 30 s).
+	FlushTimeout time.Duration
 	// AfterPut, when set, is called after every successful object PUT and
 	// before its metadata commit: a fault-injection seam for crash tests.
 	AfterPut func(key string)
@@ -116,6 +129,15 @@ func (o *Options) setDefaults() {
 	}
 	if o.UploadBytes <= 0 {
 		o.UploadBytes = 8 << 20
+	}
+	if o.UploadConcurrency <= 0 {
+		o.UploadConcurrency = 4
+	}
+	if o.UploadRetryDelay <= 0 {
+		o.UploadRetryDelay = time.Second
+	}
+	if o.FlushTimeout <= 0 {
+		o.FlushTimeout = 30 * time.Second
 	}
 	if o.MaxPendingBytes <= 0 {
 		o.MaxPendingBytes = 4 * maxObjectBytes(o.UploadBytes)
@@ -141,6 +163,9 @@ func (o *Options) setDefaults() {
 	if o.StreamReadahead <= 0 {
 		o.StreamReadahead = 8 << 20
 	}
+	o.StreamStallTimeout = orDuration(o.StreamStallTimeout, streamStall)
+	o.StreamIdleTimeout = orDuration(o.StreamIdleTimeout, streamIdle)
+	o.BlockLoadTimeout = orDuration(o.BlockLoadTimeout, blockLoadTimeout)
 	o.setLifecycleDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -148,6 +173,14 @@ func (o *Options) setDefaults() {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}
+}
+
+// orDuration returns d, or def when d is not positive.
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Log is the broker's log: every partition of every topic, the WAL they
@@ -206,6 +239,8 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, opts.ReadaheadBlocks, l.m)
 	l.streams = newStreamTable(l.store, opts.Streams, opts.StreamReadahead, l.m)
 	l.blocks.spare, l.streams.onOpen = l.streams.spare, l.blocks.trim // one budget for both
+	l.blocks.loadTimeout = opts.BlockLoadTimeout
+	l.streams.idleAfter, l.streams.stall = opts.StreamIdleTimeout, opts.StreamStallTimeout
 	if err := l.loadTopics(ctx); err != nil {
 		return nil, err
 	}
@@ -216,7 +251,8 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err := l.openWAL(); err != nil {
 		return nil, err
 	}
-	if err := l.up.releaseWAL(l.wal.Head()); err != nil {
+	l.up.lastCut = l.wal.Head()
+	if err := l.up.releaseWAL(ctx); err != nil {
 		l.wal.Close()
 		return nil, err
 	}

@@ -17,6 +17,7 @@ type Metrics struct {
 	retainedSegments  prometheus.Counter
 	garbageDeleted    prometheus.Counter
 	orphansDeleted    prometheus.Counter
+	partitionResets   prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not
@@ -52,11 +53,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "sediment_gc_deleted_objects_total", Help: "Unreferenced objects deleted after their grace period."}),
 		orphansDeleted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sediment_gc_deleted_orphans_total", Help: "Orphan objects (PUT landed, commit never did) deleted."}),
+		partitionResets: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_upload_partition_resets_total",
+			Help: "Partitions whose segment could not commit (offset gap), truncated to their committed log."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.appendedBytes, m.uploadedBytes, m.uploadSeconds, m.fsyncSeconds,
 			m.objectOps, m.fetchSource, m.blockCache, m.compactedSegments, m.compactedBytes,
-			m.retainedSegments, m.garbageDeleted, m.orphansDeleted)
+			m.retainedSegments, m.garbageDeleted, m.orphansDeleted, m.partitionResets)
 	}
 	return m
 }

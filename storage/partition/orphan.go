@@ -109,6 +109,9 @@ func (sw *orphanSweep) flush(ctx context.Context) {
 		return
 	}
 	for _, key := range unknown {
+		if sw.l.up.inFlight(key) { // cut by this broker and not committed yet
+			continue
+		}
 		sw.deleteOrphan(ctx, key)
 	}
 	sw.cur.After = last

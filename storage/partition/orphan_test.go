@@ -138,36 +138,54 @@ func TestOrphanSweepResumes(t *testing.T) {
 	}
 }
 
-// TestOrphanSweepRacingUpload: an upload's object is PUT, then the sweep
+// TestOrphanSweepRacingUpload: an upload's object is PUT, then a sweep
 // runs (with a grace period shorter than the upload, the worst case), then
-// the upload commits. The committed object must never be deleted: either
-// the sweep claims it first and the commit fails (the data is uploaded
-// again), or the commit lands first and the sweep keeps it.
+// the upload commits. The committed object must never be deleted. This
+// broker's own sweep spares the objects it has in flight; another sweeper
+// (a second broker on the same bucket) may claim it, and then the commit
+// fails with ErrObjectSwept and the same data goes up under a new key.
 func TestOrphanSweepRacingUpload(t *testing.T) {
-	var e *logEnv
-	var l *Log
-	var once sync.Once
-	e, l = lifecycleEnv(t, func(o *Options) {
-		o.OrphanGrace = 1
-		o.TailCacheBytes = 1 // reads go to the object store
-		o.AfterPut = func(string) {
-			once.Do(func() {
-				if err := l.sweepOrphans(context.Background()); err != nil {
-					t.Errorf("sweep: %v", err)
-				}
+	for _, tc := range []struct {
+		name      string
+		sweep     func(t *testing.T, e *logEnv, l *Log, key string)
+		wantSwept bool
+	}{
+		{"own sweep spares it", func(t *testing.T, _ *logEnv, l *Log, _ string) {
+			if err := l.sweepOrphans(context.Background()); err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+		}, false},
+		{"another sweeper claims it", func(t *testing.T, e *logEnv, _ *Log, key string) {
+			ctx := context.Background()
+			if claimed, err := e.meta.ClaimOrphan(ctx, key); !claimed || err != nil {
+				t.Errorf("claim %s: %v, %v", key, claimed, err)
+			}
+			if err := e.store.Delete(ctx, key); err != nil {
+				t.Errorf("delete %s: %v", key, err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e *logEnv
+			var l *Log
+			var once sync.Once
+			e, l = lifecycleEnv(t, func(o *Options) {
+				o.OrphanGrace = 1
+				o.TailCacheBytes = 1 // reads go to the object store
+				o.AfterPut = func(key string) { once.Do(func() { tc.sweep(t, e, l, key) }) }
 			})
-		}
-	})
-	p := createTopic(t, l, "race", 1, nil).Partition(0)
-	want := [][]byte{[]byte("a"), []byte("b")}
-	produce(t, l, p, testBatch{values: want})
-	_, err := l.up.cycle(context.Background())
-	if !errors.Is(err, metadata.ErrObjectSwept) {
-		t.Errorf("upload of a swept object: %v, want ErrObjectSwept", err)
+			p := createTopic(t, l, "race", 1, nil).Partition(0)
+			want := [][]byte{[]byte("a"), []byte("b")}
+			produce(t, l, p, testBatch{values: want})
+			_, err := l.up.cycle(context.Background())
+			if swept := errors.Is(err, metadata.ErrObjectSwept); swept != tc.wantSwept {
+				t.Errorf("upload: %v, want ErrObjectSwept %v", err, tc.wantSwept)
+			}
+			uploadAll(t, l)
+			checkReferencedObjectsExist(t, e, p)
+			checkContiguous(t, l, p, want)
+		})
 	}
-	uploadAll(t, l)
-	checkReferencedObjectsExist(t, e, p)
-	checkContiguous(t, l, p, want)
 }
 
 // TestOrphanSweepLosesToCommit: the sweep finds an upload's object unknown,

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -50,6 +51,15 @@ type Partition struct {
 	// epochs is the leader-epoch history as stored in metadata; the
 	// slice is replaced whole at a bump, never changed in place.
 	epochs metadata.LeaderEpochs
+	// upSent ends the batches handed to an upload (committed or in flight).
+	upSent int64
+	// offline refuses appends while a reset partition waits to reload
+	// (upload_reset.go); resets counts the resets and truncatedAt is where
+	// the latest one cut the log, so that a producer waiting for a dropped
+	// batch learns it was dropped.
+	offline     bool
+	resets      int64
+	truncatedAt int64
 
 	// upProducers is the producer state as of committed, owned by the
 	// uploader goroutine alone.
@@ -145,18 +155,20 @@ func (p *Partition) StopNotify(ch chan struct{}) {
 }
 
 // waitHW blocks until the high watermark reaches end, the partition is
-// deleted, or ctx ends.
-func (p *Partition) waitHW(ctx context.Context, end int64) error {
+// deleted or reset (resets moved on from the append's), or ctx ends.
+func (p *Partition) waitHW(ctx context.Context, end, resets int64) error {
 	ch := make(chan struct{}, 1)
 	defer p.StopNotify(ch)
 	for {
 		p.Notify(ch)
 		p.mu.Lock()
-		hw, deleted := p.hw, p.deleted
+		hw, deleted, dropped := p.hw, p.deleted, p.resets != resets && end > p.truncatedAt
 		p.mu.Unlock()
 		switch {
 		case deleted:
 			return ErrUnknownPartition
+		case dropped:
+			return fmt.Errorf("%w: the batch could not be committed and was dropped", ErrStorage)
 		case hw >= end:
 			return nil
 		}

@@ -22,15 +22,16 @@ import (
 // the multi-partition upload objects, whose blocks many readers share, and
 // for compacted segments when every stream is taken.
 
-// streamIdle is how long an unused stream stays open.
+// streamIdle is the default of Options.StreamIdleTimeout: how long an
+// unused stream stays open.
 const streamIdle = 30 * time.Second
 
 // chunkBytes is the unit a stream reads ahead in; a variable for tests.
 var chunkBytes = 1 << 20
 
-// streamStall is how long one chunk may take before the stream is abandoned
-// (the reader falls back to the block cache, which retries); a variable
-// for tests.
+// streamStall is the default of Options.StreamStallTimeout: how long one
+// chunk may take before the stream is abandoned (the reader falls back to
+// the block cache, which retries); a variable for tests.
 var streamStall = 30 * time.Second
 
 // errStreamStalled ends a stream whose store stopped sending.
@@ -55,6 +56,7 @@ type segStream struct {
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the filling goroutine has ended
 	used    time.Time
+	stall   time.Duration // abandon the stream when a chunk takes longer
 }
 
 // streamChunk is a piece of the body, or the error (io.EOF at the end)
@@ -74,7 +76,7 @@ func (s *segStream) fill(ctx context.Context, body io.ReadCloser) {
 	defer unblock()
 	for {
 		buf := make([]byte, chunkBytes)
-		stall := time.AfterFunc(streamStall, func() { s.stop(errStreamStalled) })
+		stall := time.AfterFunc(s.stall, func() { s.stop(errStreamStalled) })
 		n, err := io.ReadFull(body, buf)
 		stall.Stop()
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -152,6 +154,9 @@ type streamTable struct {
 	max   int
 	ahead int // chunks a stream reads ahead
 	m     *Metrics
+	// idleAfter closes an unused stream; stall abandons one whose store
+	// sends nothing for that long.
+	idleAfter, stall time.Duration
 
 	mu      sync.Mutex // guards idle, opening, open and closed
 	idle    map[streamKey]*segStream
@@ -189,6 +194,7 @@ func (t *streamTable) opened() {
 func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &streamTable{store: store, max: limit, ahead: int(max(ahead/int64(chunkBytes), 1)), m: m,
+		idleAfter: streamIdle, stall: streamStall,
 		idle: map[streamKey]*segStream{}, opening: map[streamKey]chan struct{}{}, ctx: ctx, cancel: cancel}
 }
 
@@ -236,7 +242,8 @@ func (t *streamTable) openStream(ctx context.Context, object string, pos int64) 
 		return nil, err
 	}
 	fctx, stop := context.WithCancelCause(context.Background())
-	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), ctx: fctx, stop: stop, done: make(chan struct{})}
+	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), ctx: fctx, stop: stop, done: make(chan struct{}),
+		stall: t.stall}
 	go s.fill(fctx, body)
 	return s, nil
 }
@@ -272,7 +279,7 @@ func (t *streamTable) warm(object string, pos int64) {
 	go func() {
 		defer t.warms.Done()
 		t.opened()
-		ctx, cancel := context.WithTimeout(t.ctx, streamStall)
+		ctx, cancel := context.WithTimeout(t.ctx, t.stall)
 		s, err := t.openStream(ctx, object, pos)
 		cancel()
 		t.mu.Lock()
@@ -342,12 +349,12 @@ func (t *streamTable) evictLocked() bool {
 	return true
 }
 
-// sweep closes the streams idle for longer than streamIdle.
+// sweep closes the streams idle for longer than idleAfter.
 func (t *streamTable) sweep(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k, s := range t.idle {
-		if now.Sub(s.used) > streamIdle {
+		if now.Sub(s.used) > t.idleAfter {
 			delete(t.idle, k)
 			t.closeLocked(s)
 		}

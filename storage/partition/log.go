@@ -42,7 +42,7 @@ type Options struct {
 	// with its other components; nil loads a private one from Meta (a Log
 	// used alone, as in tests).
 	BrokerConfig *config.Dynamic
-	Store objectstore.Store
+	Store        objectstore.Store
 	// WALDir holds the WAL segments; WALFS overrides the filesystem (tests).
 	WALDir          string
 	WALFS           wal.FS

@@ -131,6 +131,8 @@ var logBrokerConfigDefs = []ConfigDef{
 	{Name: "log.segment.bytes", Type: ConfigInt, Default: "1073741824", Min: 14, Doc: "default segment.bytes"},
 	{Name: "log.roll.ms", Type: ConfigLong, Default: "604800000", Min: 1, Doc: "default segment.ms"},
 	{Name: "unclean.leader.election.enable", Type: ConfigBoolean, Default: "false", Doc: "default unclean.leader.election.enable"},
+	{Name: "producer.id.expiration.ms", Type: ConfigInt, Default: "86400000", Min: 1,
+		Doc: "an idempotent producer the broker has not seen for this long (on the broker's clock) is forgotten"},
 }
 
 func byName(defs []ConfigDef) map[string]ConfigDef {

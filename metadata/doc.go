@@ -1,6 +1,6 @@
 // Package metadata owns the broker's durable metadata: topics and their
 // configs, partition state (log start offset, the end of the log committed to
-// the object store, and producer-id state as of that end), the object index
+// the object store, and idempotent-producer state as of that end), the object index
 // that says which object holds which offsets, broker configs, the
 // producer-id counter, and consumer groups with their committed offsets.
 //
@@ -13,6 +13,7 @@
 //
 //	topics/<name>                               Topic
 //	parts/<topic-id-hex>/<partition %010d>      PartitionState
+//	producers/<topic-id-hex>/<partition %010d>/...   producer deltas, snapshots (producers.go; binary)
 //	index/<topic-id-hex>/<partition %010d>/<base offset %020d>   Segment
 //	objects/<object key>                        ObjectRecord: how many segments point into it
 //	garbage/<object key>                        GarbageRecord: unreferenced, deleted after a grace period

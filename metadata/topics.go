@@ -81,7 +81,7 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 // topic of thousands of partitions.
 func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
 	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: t.Version}}, []Op{
-		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)),
+		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(producerPrefix(t.ID)),
 		putJSON(deletedTopicKey(t.ID), DeletedTopic{Name: t.Name, ID: t.ID}),
 	})
 	if err != nil {

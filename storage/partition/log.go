@@ -99,6 +99,9 @@ type Options struct {
 	// AfterPut, when set, is called after every successful object PUT and
 	// before its metadata commit: a fault-injection seam for crash tests.
 	AfterPut func(key string)
+	// Now is the broker's clock, from which producer.id.expiration.ms
+	// counts (default time.Now; tests move it).
+	Now func() time.Time
 }
 
 func (o *Options) setDefaults() {
@@ -136,6 +139,9 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}
@@ -168,6 +174,9 @@ type Log struct {
 	byID     map[metadata.TopicID]*Topic
 	brokerCV int64 // version of the broker config in metadata
 	broker   map[string]string
+	// producerExpiration is producer.id.expiration.ms, a copy of the
+	// broker config that appends read without Log.mu.
+	producerExpiration atomic.Int64
 
 	closed atomic.Bool
 	stop   context.CancelFunc
@@ -229,6 +238,7 @@ func (l *Log) loadTopics(ctx context.Context) error {
 		return fmt.Errorf("partition: load broker config: %w", err)
 	}
 	l.broker, l.brokerCV = cfg, v
+	l.setProducerExpiration(cfg)
 	topics, err := l.meta.Topics(ctx)
 	if err != nil {
 		return fmt.Errorf("partition: load topics: %w", err)
@@ -256,6 +266,12 @@ func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) 
 			return nil, fmt.Errorf("partition: %s/%d has no state in metadata", mt.Name, i)
 		}
 		parts[i] = newPartition(t, int32(i), st)
+		list, err := l.meta.ProducerStates(ctx, mt.ID, int32(i))
+		if err != nil {
+			return nil, fmt.Errorf("partition: load producers of %s/%d: %w", mt.Name, i, err)
+		}
+		parts[i].producers = loadProducers(list)
+		parts[i].producers.expire(l.producerExpireBefore())
 	}
 	t.parts.Store(&parts)
 	return t, nil

@@ -25,6 +25,10 @@ type logEnv struct {
 	dir   string
 	meta  *metadata.Store
 	opts  Options
+	// kv is the metadata KV under meta while it is open; wrapKV, when set,
+	// wraps it (to count or inject).
+	kv     metadata.KV
+	wrapKV func(metadata.KV) metadata.KV
 }
 
 func newLogEnv(t *testing.T, edit func(*Options)) *logEnv {
@@ -53,7 +57,11 @@ func (e *logEnv) open() *Log {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		e.meta = metadata.NewStore(kv)
+		e.kv = kv
+		if e.wrapKV != nil {
+			e.kv = e.wrapKV(kv)
+		}
+		e.meta = metadata.NewStore(e.kv)
 	}
 	opts := e.opts
 	opts.Meta = e.meta

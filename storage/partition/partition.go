@@ -17,6 +17,7 @@ type batchRef struct {
 	end      int64 // one past the last offset
 	maxTS    int64
 	size     int
+	appendMs int64   // when the broker appended it, on its clock
 	walPos   wal.Pos // frame holding the batch; valid when hasWAL
 	walEnd   wal.Pos // end of that frame: the batch is durable once the WAL is
 	hasWAL   bool
@@ -28,7 +29,7 @@ type batchRef struct {
 }
 
 // Partition is one partition's live log. Appends and reads go through its
-// mutex; the uploader owns upProducers.
+// mutex; the maintainer owns foldedAt.
 type Partition struct {
 	topic *Topic
 	index int32
@@ -48,9 +49,9 @@ type Partition struct {
 	waiters   []chan struct{}
 	deleted   bool
 
-	// upProducers is the producer state as of committed, owned by the
-	// uploader goroutine alone.
-	upProducers producers
+	// foldedAt is the committed offset at the last check whether producer
+	// deltas are worth folding, owned by the maintainer goroutine alone.
+	foldedAt int64
 }
 
 func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition {
@@ -61,8 +62,7 @@ func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition 
 		hw:          st.NextOffset,
 		next:        st.NextOffset,
 		committed:   st.NextOffset,
-		producers:   loadProducers(st.Producers),
-		upProducers: loadProducers(st.Producers),
+		producers:   producers{},
 	}
 }
 

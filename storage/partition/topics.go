@@ -239,6 +239,7 @@ func (l *Log) SetBrokerConfig(ctx context.Context, edit ConfigEdit, validateOnly
 		return err
 	}
 	l.broker, l.brokerCV = cfg, v
+	l.setProducerExpiration(cfg)
 	for _, t := range l.topics {
 		t.setConfig(t.cfg.Load().own, l.broker)
 	}

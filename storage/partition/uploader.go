@@ -185,12 +185,11 @@ func (u *uploader) cycle(ctx context.Context) (more bool, err error) {
 	if u.l.opts.AfterPut != nil {
 		u.l.opts.AfterPut(key)
 	}
-	states, err := u.commit(ctx, up, key, entries)
-	if err != nil {
+	if err := u.commit(ctx, up, key, entries); err != nil {
 		u.requeue(up)
 		return false, err
 	}
-	u.finish(up, states)
+	u.finish(up)
 	u.l.m.uploadSeconds.Observe(time.Since(start).Seconds())
 	u.l.m.uploadedBytes.Add(float64(len(obj)))
 	err = u.releaseWAL(up.cut)
@@ -373,35 +372,28 @@ func resultLabel(err error) string {
 	return "ok"
 }
 
-// commit records the object's segments in metadata, with each partition's
-// producer state as of the segment's end.
-func (u *uploader) commit(ctx context.Context, up *upload, key string, entries []objectEntry) ([]producers, error) {
+// commit records the object's segments in metadata, each with the
+// producers that wrote in it (the segment's producer delta).
+func (u *uploader) commit(ctx context.Context, up *upload, key string, entries []objectEntry) error {
 	commits := make([]metadata.SegmentCommit, len(entries))
-	states := make([]producers, len(entries))
 	for i, e := range entries {
-		states[i] = loadProducers(up.parts[i].upProducers.snapshot())
-		for j := range up.refs[i] {
-			b := readHeader(up.data[i][j])
-			states[i].update(&b, up.refs[i][j].base)
-		}
 		commits[i] = metadata.SegmentCommit{
 			Segment: metadata.Segment{Topic: e.Topic, Partition: e.Partition, BaseOffset: e.BaseOffset,
 				EndOffset: e.EndOffset, Object: key, Pos: e.Pos, Len: e.Len, MaxTimestamp: e.MaxTimestamp},
-			Producers: states[i].snapshot(),
+			Producers: segmentProducers(up.refs[i], up.data[i]),
 		}
 	}
 	if _, err := u.l.meta.CommitSegments(ctx, commits); err != nil {
-		return nil, fmt.Errorf("partition: commit object %s: %w", key, err)
+		return fmt.Errorf("partition: commit object %s: %w", key, err)
 	}
-	return states, nil
+	return nil
 }
 
 // finish marks the uploaded batches, advances each partition's committed
 // offset (and with it the high watermark) and updates the accounting.
-func (u *uploader) finish(up *upload, states []producers) {
+func (u *uploader) finish(up *upload) {
 	var n int64
 	for i, p := range up.parts {
-		p.upProducers = states[i]
 		if p.markUploaded(up.refs[i]) {
 			continue // deleted meanwhile: markDeleted already forgot these bytes
 		}

@@ -56,13 +56,13 @@ type Partition struct {
 
 func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition {
 	return &Partition{
-		topic:       t,
-		index:       index,
-		logStart:    st.LogStartOffset,
-		hw:          st.NextOffset,
-		next:        st.NextOffset,
-		committed:   st.NextOffset,
-		producers:   producers{},
+		topic:     t,
+		index:     index,
+		logStart:  st.LogStartOffset,
+		hw:        st.NextOffset,
+		next:      st.NextOffset,
+		committed: st.NextOffset,
+		producers: producers{},
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // logEnv is a Log's durable surroundings: a crashable WAL filesystem, an
 // object store and a metadata file, which outlive any one Log.
 type logEnv struct {
-	t     *testing.T
+	t     testing.TB
 	fs    *wal.MemFS
 	store *mem.Store
 	dir   string
@@ -31,7 +31,7 @@ type logEnv struct {
 	wrapKV func(metadata.KV) metadata.KV
 }
 
-func newLogEnv(t *testing.T, edit func(*Options)) *logEnv {
+func newLogEnv(t testing.TB, edit func(*Options)) *logEnv {
 	e := &logEnv{t: t, fs: wal.NewMemFS(), store: mem.New(), dir: t.TempDir()}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {

@@ -46,6 +46,9 @@ func (s *Store) FoldProducers(ctx context.Context, id TopicID, p int32, minDelta
 		ops = append(ops, Delete(it.Key))
 	}
 	if _, err := s.kv.Txn(ctx, conds, ops); err != nil {
+		if IsConflict(err) { // surely not applied: the new chunks are unreferenced
+			_, _ = s.kv.Txn(ctx, nil, []Op{DeletePrefix(producerSnapPrefix(id, p, next))})
+		}
 		return 0, fmt.Errorf("metadata: fold producers of %s/%d: %w", id, p, err)
 	}
 	return len(deltas), nil

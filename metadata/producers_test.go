@@ -173,3 +173,61 @@ func FuzzDecodeProducers(f *testing.F) {
 		}
 	})
 }
+
+// hookKV runs before, once, ahead of the first transaction that writes key.
+type hookKV struct {
+	KV
+	key    string
+	before func()
+}
+
+func (k *hookKV) Txn(ctx context.Context, conds []Cond, ops []Op) (int64, error) {
+	for _, op := range ops {
+		if op.Key == k.key && k.before != nil {
+			f := k.before
+			k.before = nil
+			f()
+		}
+	}
+	return k.KV.Txn(ctx, conds, ops)
+}
+
+// TestFoldRacingTopicDeletion: a fold whose switch loses to a deletion of
+// the topic leaves no producer key behind once the deletion is released.
+func TestFoldRacingTopicDeletion(t *testing.T) {
+	ctx := context.Background()
+	kv, err := OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	id := NewTopicID()
+	hook := &hookKV{KV: kv, key: producerSnapKey(id, 0, 1, 0)}
+	s := NewStore(hook)
+	topic := Topic{Name: "t", ID: id, Partitions: 1}
+	if err := s.CreateTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, 0, 1, 3, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	hook.before = func() {
+		topics, err := s.Topics(ctx)
+		if err != nil || len(topics) != 1 {
+			t.Fatalf("topics %v err %v", topics, err)
+		}
+		if err := s.DeleteTopic(ctx, topics[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.FoldProducers(ctx, id, 0, 1, 0); !IsConflict(err) {
+		t.Fatalf("fold racing a topic deletion: %v, want a conflict", err)
+	}
+	if err := s.ReleaseDeletedTopics(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	left, err := kv.Range(ctx, producerPrefix(id), PrefixEnd(producerPrefix(id)), 0, false)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("%d producer keys left after the topic was deleted and released (err %v)", len(left), err)
+	}
+}

@@ -117,7 +117,9 @@ func (s *Store) ReleaseDeletedTopic(ctx context.Context, id TopicID, grace time.
 			return fmt.Errorf("metadata: release deleted topic %s: %w", id, err)
 		}
 		if done {
-			_, err := s.kv.Txn(ctx, nil, []Op{Delete(deletedTopicKey(id))})
+			// Producer keys went with the topic; this also takes what a
+			// fold racing with the deletion wrote after it.
+			_, err := s.kv.Txn(ctx, nil, []Op{Delete(deletedTopicKey(id)), DeletePrefix(producerPrefix(id))})
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package metadata
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -63,11 +64,14 @@ func producerSnapKey(id TopicID, p int32, gen int64, chunk int) string {
 }
 
 // MergeProducer applies d, one producer's batches in a later part of the
-// log, to the state in m: a new epoch (or an unknown producer) starts over,
-// the same epoch appends and keeps the last ProducerWindow batches.
+// log, to the state in m: the same epoch continuing the sequence appends
+// and keeps the last ProducerWindow batches; anything else (an unknown
+// producer, a new epoch, or a producer that resumed at another sequence
+// after the broker had forgotten it) starts over, so that state rebuilt
+// from deltas is the state the live partition had.
 func MergeProducer(m map[int64]*ProducerState, d ProducerState) {
 	st := m[d.ID]
-	if st == nil || st.Epoch != d.Epoch {
+	if st == nil || st.Epoch != d.Epoch || !continues(st.Batches, d.Batches) {
 		c := d
 		c.Batches = append([]ProducerBatch(nil), d.Batches...)
 		m[d.ID] = &c
@@ -78,6 +82,16 @@ func MergeProducer(m map[int64]*ProducerState, d ProducerState) {
 	if n := len(st.Batches); n > ProducerWindow {
 		st.Batches = append(st.Batches[:0], st.Batches[n-ProducerWindow:]...)
 	}
+}
+
+// continues reports whether next's first batch follows prev's last in
+// sequence (wrapping past MaxInt32 to 0, as Kafka does).
+func continues(prev, next []ProducerBatch) bool {
+	if len(prev) == 0 || len(next) == 0 {
+		return true
+	}
+	want := (int64(prev[len(prev)-1].LastSeq) + 1) % (math.MaxInt32 + 1)
+	return int64(next[0].FirstSeq) == want
 }
 
 // sortedProducers returns m's states by producer id, leaving out those idle

@@ -145,7 +145,9 @@ func TestCommitMigratesLegacyProducers(t *testing.T) {
 	if err != nil || len(got) != 10 {
 		t.Fatalf("legacy producers read: %d, err %v", len(got), err)
 	}
-	if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, 10, 5, 1, 9)}); err != nil {
+	next := segmentDelta(id, 10, 5, 1, 9)
+	next.Producers[0].Batches[0].FirstSeq, next.Producers[0].Batches[0].LastSeq = 1, 1
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{next}); err != nil {
 		t.Fatal(err)
 	}
 	st, _, err := s.PartitionState(ctx, id, 0)

@@ -170,6 +170,11 @@ func TestProducerExpiresOnBrokerClock(t *testing.T) {
 	uploadAll(t, l)
 	l = restart(t, e, l)
 	wantDuplicate(t, l, l.topics["t"].Partition(0), recent, 2)
+	// Producer 8 resumed at sequence 40 after it was forgotten: rebuilt
+	// from metadata, its state starts there, as the live state did.
+	if _, err := l.Append(ctx, l.topics["t"].Partition(0), future.encode()); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("retry of producer 8's batch from before it was forgotten, after a restart: %v", err)
+	}
 	setExpiration(t, l, "3600000")
 	uploadAll(t, l)
 	advance(2 * time.Hour)

@@ -89,7 +89,7 @@ func (d *Dynamic) Set(ctx context.Context, edit Edit, validateOnly bool) error {
 	defer d.writeMu.Unlock()
 	for range maxSetRetries {
 		cur := d.cur.Load()
-		next, err := edit(maps.Clone(cur.cfg))
+		next, err := edit(cloneOrEmpty(cur.cfg))
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
@@ -130,4 +130,12 @@ func checkBrokerEdit(cur, next map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// cloneOrEmpty copies m; an edit may always write to what it is given.
+func cloneOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
 }

@@ -14,7 +14,11 @@ type PartitionKey struct {
 }
 
 // SegmentCommit is one partition's part of an uploaded object: the segment
-// and the partition's producer state as of the segment's end.
+// and the producers that wrote in it, each with its epoch, the time the
+// broker last saw it and its batches in the segment (the last
+// ProducerWindow of them). Producers is stored as the segment's producer
+// delta (see producers.go): a commit never rewrites the partition's whole
+// producer table.
 type SegmentCommit struct {
 	Segment   Segment
 	Producers []ProducerState
@@ -140,9 +144,14 @@ func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit, cached 
 			continue
 		}
 		plan.conds = append(plan.conds, Cond{Key: key, Version: st.Version})
+		if len(st.Producers) > 0 {
+			mc, mo := migrateProducerOps(seg.Topic, seg.Partition, st.Producers)
+			plan.conds, plan.ops = append(plan.conds, mc...), append(plan.ops, mo...)
+			st.Producers = nil
+		}
 		st.NextOffset = seg.EndOffset
-		st.Producers = c.Producers
 		plan.ops = append(plan.ops, putJSON(key, st), putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
+		plan.ops = append(plan.ops, producerDeltaOps(seg, c.Producers)...)
 		plan.keys, plan.states = append(plan.keys, key), append(plan.states, st)
 	}
 	if gap != nil {

@@ -11,9 +11,9 @@ const commitCacheMax = 1 << 17
 
 // commitCache holds, by partition key, the state the last successful
 // CommitSegments wrote and the revision it was written at, so that the
-// next commit of the partition plans from it instead of reading and
-// decoding the state again: with 2,000 partitions in every upload that
-// decoding was a fifth of the broker's CPU. The cache is only a guess at
+// next commit of the partition plans from it instead of reading the state
+// again: with 2,000 partitions in every upload that is 2,000 reads a
+// commit (round trips with a remote store). The cache is only a guess at
 // the stored state; every write it plans still carries the version
 // condition, so a stale entry (another writer moved the partition since)
 // fails the transaction and the retry reads every state afresh.
@@ -30,8 +30,8 @@ func (c *commitCache) get(key string) (PartitionState, bool) {
 	return st, ok
 }
 
-// remember records the states a commit wrote at revision rev. The
-// producers are left out: the next commit replaces them.
+// remember records the states a commit wrote at revision rev (a commit
+// never writes producers into the state: they are deltas of their own).
 func (c *commitCache) remember(keys []string, states []PartitionState, rev int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -81,7 +81,7 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 // topic of thousands of partitions.
 func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
 	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: t.Version}}, []Op{
-		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(epochPrefix(t.ID)),
+		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(epochPrefix(t.ID)), DeletePrefix(producerPrefix(t.ID)),
 		putJSON(deletedTopicKey(t.ID), DeletedTopic{Name: t.Name, ID: t.ID}),
 	})
 	if err != nil {
@@ -117,7 +117,9 @@ func (s *Store) ReleaseDeletedTopic(ctx context.Context, id TopicID, grace time.
 			return fmt.Errorf("metadata: release deleted topic %s: %w", id, err)
 		}
 		if done {
-			_, err := s.kv.Txn(ctx, nil, []Op{Delete(deletedTopicKey(id))})
+			// Producer keys went with the topic; this also takes what a
+			// fold racing with the deletion wrote after it.
+			_, err := s.kv.Txn(ctx, nil, []Op{Delete(deletedTopicKey(id)), DeletePrefix(producerPrefix(id))})
 			return err
 		}
 	}

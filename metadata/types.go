@@ -66,11 +66,13 @@ type ProducerBatch struct {
 }
 
 // ProducerState is one idempotent producer's state in one partition.
+// LastTimeMs is when the broker last appended a batch of the producer, on
+// the broker's clock: producer.id.expiration.ms counts from it.
 type ProducerState struct {
 	ID         int64           `json:"id"`
 	Epoch      int16           `json:"epoch"`
 	LastTimeMs int64           `json:"last_time_ms"`
-	Batches    []ProducerBatch `json:"batches"` // oldest first, at most 5
+	Batches    []ProducerBatch `json:"batches"` // oldest first, at most ProducerWindow
 }
 
 // PartitionState is a partition's durable state.
@@ -79,7 +81,9 @@ type PartitionState struct {
 	// NextOffset ends the part of the log committed to the object store:
 	// every offset below it (and at or above LogStartOffset) is in a Segment.
 	NextOffset int64 `json:"next_offset"`
-	// Producers is the idempotent producers' state as of NextOffset.
+	// Producers is the idempotent producers' state in the encoding before
+	// producer deltas (see producers.go): read, and moved into a snapshot
+	// by the partition's next CommitSegments; never written any more.
 	Producers []ProducerState `json:"producers,omitempty"`
 	Version   int64           `json:"-"` // KV version this was read at
 }

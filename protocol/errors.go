@@ -42,7 +42,7 @@ func errorCode(err error) int16 {
 		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, partition.ErrInvalidPartitions):
 		return kerr.InvalidPartitions.Code
-	case errors.Is(err, partition.ErrInvalidConfig), errors.Is(err, config.ErrInvalid):
+	case errors.Is(err, config.ErrInvalid):
 		return kerr.InvalidConfig.Code
 	case errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition.Code

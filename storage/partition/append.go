@@ -55,6 +55,7 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), cfg.maxBatchBytes)
 	}
 	res := AppendResult{LogAppendTime: -1}
+	now := l.now().UnixMilli()
 	if cfg.logAppendTime {
 		res.LogAppendTime = time.Now().UnixMilli()
 		setLogAppendTime(raw, res.LogAppendTime)
@@ -73,7 +74,7 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 		return AppendResult{}, fmt.Errorf("%w: partition %s/%d is reloading after a failed commit", ErrStorage, p.topic.Name, p.index)
 	}
 	res.LogStartOffset = p.logStart
-	dupBase, dup, err := p.producers.check(&b, p.next > 0)
+	dupBase, dup, err := p.producers.check(&b, p.next > 0, now-l.producerExpiration.Load())
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -82,7 +83,7 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 		res.durable = durableToken{p: p, end: dupBase + int64(b.NumRecords), resets: p.resets}
 		return res, nil
 	}
-	res, victims, err = l.appendLocked(p, &b, res)
+	res, victims, err = l.appendLocked(p, &b, res, now)
 	return res, err
 }
 
@@ -92,13 +93,13 @@ func evictAll(victims []*batchRef) {
 	}
 }
 
-func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResult, []*batchRef, error) {
+func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult, nowMs int64) (AppendResult, []*batchRef, error) {
 	base := p.next
 	setBaseOffset(b.Raw, base, p.epochs.Current().Epoch)
 	// The cached bytes alias the request frame: the frame is never reused,
 	// and its batches leave the FIFO tail cache together.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
-		size: len(b.Raw), data: b.Raw}
+		size: len(b.Raw), data: b.Raw, appendMs: nowMs}
 	res.BaseOffset = base
 	res.durable = durableToken{p: p, end: ref.end, resets: p.resets}
 	if l.opts.Durability == DurabilityWAL {
@@ -110,7 +111,7 @@ func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult) (AppendResu
 		ref.walPos, ref.walEnd, ref.hasWAL = start, end, true
 		res.durable.walEnd, res.durable.hasWAL = end, true
 	}
-	p.producers.update(b, base)
+	p.producers.update(b, base, nowMs)
 	p.next = ref.end
 	p.refs = append(p.refs, ref)
 	l.up.markDirty(p, int64(ref.size))

@@ -47,4 +47,6 @@ var brokerConfigDefs = []config.Def{
 	{Name: "log.segment.bytes", Type: config.Int, Default: "1073741824", Min: 14, Doc: "default segment.bytes"},
 	{Name: "log.roll.ms", Type: config.Long, Default: "604800000", Min: 1, Doc: "default segment.ms"},
 	{Name: "unclean.leader.election.enable", Type: config.Boolean, Default: "false", Doc: "default unclean.leader.election.enable"},
+	{Name: "producer.id.expiration.ms", Type: config.Int, Default: "86400000", Min: 1,
+		Doc: "an idempotent producer the broker has not seen for this long (on the broker's clock) is forgotten"},
 }

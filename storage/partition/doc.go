@@ -20,6 +20,14 @@
 //	Read      tail cache -> WAL (evicted, not yet uploaded) -> object store
 //	          (metadata index, ranged GETs through the block cache).
 //
+// Idempotent-producer state lives in each Partition (the window of a
+// producer's last batches, to answer retries with the original offset).
+// Each upload commits, per partition, only the producers that wrote in the
+// segment (a delta); maintenance folds the deltas into a snapshot and
+// forgets producers idle past producer.id.expiration.ms on the broker's
+// clock (Options.Now); loading a partition reads the snapshot and the
+// deltas after it.
+//
 // Recovery replays the WAL: frames of batches already committed to metadata
 // are skipped, the rest are re-queued for upload with their producer state,
 // so nothing acknowledged is lost and nothing is uploaded twice.

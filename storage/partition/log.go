@@ -121,6 +121,9 @@ type Options struct {
 	// AfterPut, when set, is called after every successful object PUT and
 	// before its metadata commit: a fault-injection seam for crash tests.
 	AfterPut func(key string)
+	// Now is the broker's clock, from which producer.id.expiration.ms
+	// counts (default time.Now; tests move it).
+	Now func() time.Time
 }
 
 func (o *Options) setDefaults() {
@@ -170,6 +173,9 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}
@@ -210,6 +216,9 @@ type Log struct {
 	mu     sync.RWMutex // guards topics and byID
 	topics map[string]*Topic
 	byID   map[metadata.TopicID]*Topic
+	// producerExpiration is producer.id.expiration.ms, a copy of the
+	// broker config that appends read without Log.mu.
+	producerExpiration atomic.Int64
 
 	closed atomic.Bool
 	stop   context.CancelFunc
@@ -277,6 +286,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 }
 
 func (l *Log) loadTopics(ctx context.Context) error {
+	l.setProducerExpiration(l.opts.BrokerConfig.Map())
 	topics, err := l.meta.Topics(ctx)
 	if err != nil {
 		return fmt.Errorf("partition: load topics: %w", err)
@@ -311,6 +321,12 @@ func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) 
 		if h, ok := epochs[int32(i)]; ok {
 			parts[i].epochs = h
 		}
+		list, err := l.meta.ProducerStates(ctx, mt.ID, int32(i))
+		if err != nil {
+			return nil, fmt.Errorf("partition: load producers of %s/%d: %w", mt.Name, i, err)
+		}
+		parts[i].producers = loadProducers(list)
+		parts[i].producers.expire(l.producerExpireBefore())
 	}
 	t.parts.Store(&parts)
 	return t, nil

@@ -19,15 +19,19 @@ import (
 // logEnv is a Log's durable surroundings: a crashable WAL filesystem, an
 // object store and a metadata file, which outlive any one Log.
 type logEnv struct {
-	t     *testing.T
+	t     testing.TB
 	fs    *wal.MemFS
 	store *mem.Store
 	dir   string
 	meta  *metadata.Store
 	opts  Options
+	// kv is the metadata KV under meta while it is open; wrapKV, when set,
+	// wraps it (to count or inject).
+	kv     metadata.KV
+	wrapKV func(metadata.KV) metadata.KV
 }
 
-func newLogEnv(t *testing.T, edit func(*Options)) *logEnv {
+func newLogEnv(t testing.TB, edit func(*Options)) *logEnv {
 	e := &logEnv{t: t, fs: wal.NewMemFS(), store: mem.New(), dir: t.TempDir()}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -53,7 +57,11 @@ func (e *logEnv) open() *Log {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		e.meta = metadata.NewStore(kv)
+		e.kv = kv
+		if e.wrapKV != nil {
+			e.kv = e.wrapKV(kv)
+		}
+		e.meta = metadata.NewStore(e.kv)
 	}
 	opts := e.opts
 	opts.Meta = e.meta

@@ -72,6 +72,7 @@ func (l *Log) MaintainOnce(ctx context.Context, sweep bool) {
 	}{
 		{"retention", l.applyRetention},
 		{"compaction", l.compact},
+		{"producer state", l.expireProducers},
 		{"deleted topics", func(ctx context.Context) error { return l.meta.ReleaseDeletedTopics(ctx, l.opts.GCGrace) }},
 		{"garbage collection", l.collectGarbage},
 	}

@@ -18,6 +18,7 @@ type batchRef struct {
 	end      int64 // one past the last offset
 	maxTS    int64
 	size     int
+	appendMs int64   // when the broker appended it, on its clock
 	walPos   wal.Pos // frame holding the batch; valid when hasWAL
 	walEnd   wal.Pos // end of that frame: the batch is durable once the WAL is
 	hasWAL   bool
@@ -29,7 +30,7 @@ type batchRef struct {
 }
 
 // Partition is one partition's live log. Appends and reads go through its
-// mutex; the uploader owns upProducers.
+// mutex; the maintainer owns foldedAt.
 type Partition struct {
 	topic *Topic
 	index int32
@@ -61,22 +62,21 @@ type Partition struct {
 	resets      int64
 	truncatedAt int64
 
-	// upProducers is the producer state as of committed, owned by the
-	// uploader goroutine alone.
-	upProducers producers
+	// foldedAt is the committed offset at the last check whether producer
+	// deltas are worth folding, owned by the maintainer goroutine alone.
+	foldedAt int64
 }
 
 func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition {
 	return &Partition{
-		topic:       t,
-		index:       index,
-		logStart:    st.LogStartOffset,
-		hw:          st.NextOffset,
-		next:        st.NextOffset,
-		committed:   st.NextOffset,
-		producers:   loadProducers(st.Producers),
-		upProducers: loadProducers(st.Producers),
-		epochs:      metadata.InitialLeaderEpochs(),
+		topic:     t,
+		index:     index,
+		logStart:  st.LogStartOffset,
+		hw:        st.NextOffset,
+		next:      st.NextOffset,
+		committed: st.NextOffset,
+		producers: producers{},
+		epochs:    metadata.InitialLeaderEpochs(),
 	}
 }
 

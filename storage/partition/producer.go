@@ -1,10 +1,14 @@
 package partition
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
+	"time"
 
+	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -14,19 +18,21 @@ var (
 	ErrInvalidEpoch       = errors.New("partition: invalid producer epoch")
 )
 
-// producerWindow is how many of a producer's latest batches a partition
-// remembers to answer retried duplicates (Kafka: 5, the client's maximum in
-// flight requests).
-const producerWindow = 5
+// maxProducersPerPartition bounds the producer state one partition holds
+// in memory, as a safety valve under producer.id.expiration.ms: past it the
+// producer the broker saw least recently is forgotten (its next batch is
+// then accepted with any sequence, as Kafka does for a producer it has no
+// state for).
+const maxProducersPerPartition = 1 << 18
 
-// maxProducersPerPartition bounds producer state per partition: the least
-// recently used producer is forgotten beyond it (its next batch is then
-// accepted with any sequence, as Kafka does for unknown producers).
-const maxProducersPerPartition = 2048
+// foldMinDeltas is how many producer deltas a partition accumulates before
+// compaction folds them into a snapshot: folding rewrites the whole
+// producer table, so it is done once per many commits, not per commit.
+const foldMinDeltas = 16
 
 // producers is one partition's idempotent producer state. Its owner
-// serializes access (the partition lock for the live copy, the uploader for
-// the committed copy).
+// serializes access (the partition lock for the live copy; the uploader
+// owns the per-segment copies it builds).
 type producers map[int64]*metadata.ProducerState
 
 func loadProducers(list []metadata.ProducerState) producers {
@@ -39,8 +45,8 @@ func loadProducers(list []metadata.ProducerState) producers {
 	return ps
 }
 
-// snapshot returns the state as a sorted list for metadata.
-func (ps producers) snapshot() []metadata.ProducerState {
+// list returns the state sorted by producer id.
+func (ps producers) list() []metadata.ProducerState {
 	out := make([]metadata.ProducerState, 0, len(ps))
 	for _, st := range ps {
 		c := *st
@@ -60,12 +66,19 @@ func nextSeq(seq, n int32) int32 {
 // check decides whether batch b may be appended. It returns the base offset
 // of the original when b is a retried duplicate. logEverWritten says whether
 // the partition ever held a record (KAFKA-15591: a never-written partition
-// accepts only sequence 0 from an unknown producer).
-func (ps producers) check(b *Batch, logEverWritten bool) (dupBase int64, dup bool, err error) {
+// accepts only sequence 0 from an unknown producer). A producer the broker
+// has not seen since expireBeforeMs is forgotten first: like Kafka, the
+// broker then has no state for it and accepts its next batch at any
+// sequence (and can no longer recognise a retry of its old batches).
+func (ps producers) check(b *Batch, logEverWritten bool, expireBeforeMs int64) (dupBase int64, dup bool, err error) {
 	if b.ProducerID < 0 {
 		return 0, false, nil
 	}
 	st := ps[b.ProducerID]
+	if st != nil && st.LastTimeMs < expireBeforeMs {
+		delete(ps, b.ProducerID)
+		st = nil
+	}
 	switch {
 	case st == nil:
 		if !logEverWritten && b.BaseSequence != 0 {
@@ -92,30 +105,41 @@ func (ps producers) check(b *Batch, logEverWritten bool) (dupBase int64, dup boo
 	return 0, false, nil
 }
 
-// update records that batch b was appended at base. Call only after check
-// accepted b as new.
-func (ps producers) update(b *Batch, base int64) {
+// update records that batch b was appended at base at nowMs (the broker's
+// clock). Call only after check accepted b as new.
+func (ps producers) update(b *Batch, base, nowMs int64) {
+	if b.ProducerID >= 0 && ps[b.ProducerID] == nil && len(ps) >= maxProducersPerPartition {
+		ps.evictOldest()
+	}
+	ps.record(b, base, nowMs)
+}
+
+// record adds batch b, appended at base at nowMs, to its producer's state.
+func (ps producers) record(b *Batch, base, nowMs int64) {
 	if b.ProducerID < 0 {
 		return
 	}
-	st := ps[b.ProducerID]
-	if st == nil || st.Epoch != b.ProducerEpoch {
-		if st == nil && len(ps) >= maxProducersPerPartition {
-			ps.evictOldest()
+	d := metadata.ProducerState{ID: b.ProducerID, Epoch: b.ProducerEpoch, LastTimeMs: nowMs,
+		Batches: []metadata.ProducerBatch{{
+			FirstSeq:   b.BaseSequence,
+			LastSeq:    nextSeq(b.BaseSequence, b.NumRecords-1),
+			BaseOffset: base,
+			LastOffset: base + int64(b.NumRecords) - 1,
+		}}}
+	metadata.MergeProducer(ps, d)
+}
+
+// expire forgets every producer not seen since beforeMs and returns how
+// many it forgot.
+func (ps producers) expire(beforeMs int64) int {
+	n := 0
+	for id, st := range ps {
+		if st.LastTimeMs < beforeMs {
+			delete(ps, id)
+			n++
 		}
-		st = &metadata.ProducerState{ID: b.ProducerID, Epoch: b.ProducerEpoch}
-		ps[b.ProducerID] = st
 	}
-	st.LastTimeMs = b.MaxTimestamp
-	st.Batches = append(st.Batches, metadata.ProducerBatch{
-		FirstSeq:   b.BaseSequence,
-		LastSeq:    nextSeq(b.BaseSequence, b.NumRecords-1),
-		BaseOffset: base,
-		LastOffset: base + int64(b.NumRecords) - 1,
-	})
-	if len(st.Batches) > producerWindow {
-		st.Batches = append(st.Batches[:0], st.Batches[len(st.Batches)-producerWindow:]...)
-	}
+	return n
 }
 
 func (ps producers) evictOldest() {
@@ -128,4 +152,59 @@ func (ps producers) evictOldest() {
 	if oldest != nil {
 		delete(ps, oldest.ID)
 	}
+}
+
+// segmentProducers returns the producer delta of one uploaded segment: the
+// producers that wrote in it, with their batches there.
+func segmentProducers(refs []*batchRef, data [][]byte) []metadata.ProducerState {
+	delta := producers{}
+	for j, r := range refs {
+		b := readHeader(data[j])
+		delta.record(&b, r.base, r.appendMs)
+	}
+	return delta.list()
+}
+
+// now is the broker's clock (Options.Now).
+func (l *Log) now() time.Time { return l.opts.Now() }
+
+// producerExpireBefore is the broker time before which a producer last
+// seen is expired under producer.id.expiration.ms.
+func (l *Log) producerExpireBefore() int64 {
+	return l.now().UnixMilli() - l.producerExpiration.Load()
+}
+
+// setProducerExpiration applies producer.id.expiration.ms from the
+// broker's dynamic configs (validated on the way in).
+func (l *Log) setProducerExpiration(broker map[string]string) {
+	l.producerExpiration.Store(config.Broker(broker).Int("producer.id.expiration.ms"))
+}
+
+// expireProducers forgets, in every partition, the producers idle past
+// producer.id.expiration.ms (Kafka checks every
+// producer.id.expiration.check.interval.ms; here every maintenance pass),
+// and folds each partition's producer deltas once enough have piled up.
+func (l *Log) expireProducers(ctx context.Context) error {
+	before := l.producerExpireBefore()
+	var errs []error
+	for _, t := range l.Topics() {
+		for _, p := range t.Partitions() {
+			if ctx.Err() != nil {
+				return errors.Join(errs...)
+			}
+			p.mu.Lock()
+			p.producers.expire(before)
+			committed := p.committed
+			p.mu.Unlock()
+			if committed == p.foldedAt {
+				continue // no commit, so no new delta, since the last check
+			}
+			if _, err := l.meta.FoldProducers(ctx, t.ID, p.index, foldMinDeltas, before); err != nil {
+				errs = append(errs, fmt.Errorf("%s/%d: %w", t.Name, p.index, err))
+				continue
+			}
+			p.foldedAt = committed
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -71,9 +71,11 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 		return false, fmt.Errorf("partition: %s/%d: WAL batch at offset %d but the log ends at %d: data is missing",
 			p.topic.Name, p.index, base, p.next)
 	}
+	// The WAL keeps no append time: a recovered batch counts as seen at
+	// recovery, which only lengthens its producer's life by the downtime.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
-		size: len(raw), walPos: pos, hasWAL: true}
-	p.producers.update(&b, base)
+		size: len(raw), walPos: pos, hasWAL: true, appendMs: l.now().UnixMilli()}
+	p.producers.update(&b, base, ref.appendMs)
 	p.next, p.hw = ref.end, ref.end
 	p.refs = append(p.refs, ref)
 	l.up.markDirty(p, int64(ref.size))

@@ -16,7 +16,7 @@ import (
 var (
 	ErrTopicExists       = errors.New("partition: topic already exists")
 	ErrInvalidPartitions = errors.New("partition: invalid partition count")
-	ErrInvalidConfig     = errors.New("partition: invalid config")
+	ErrInvalidConfig     = config.ErrInvalid // an unknown config or a bad value
 )
 
 // MaxPartitions bounds the partitions of one topic.
@@ -57,7 +57,7 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 		return nil, fmt.Errorf("%w: %d (must be 1..%d)", ErrInvalidPartitions, partitions, MaxPartitions)
 	}
 	if err := config.ValidateTopic(configs); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, err
 	}
 	if _, ok := l.Topic(name); ok {
 		return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
@@ -152,7 +152,7 @@ func (l *Log) SetTopicConfigs(ctx context.Context, name string, edit ConfigEdit,
 			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 		if err := config.ValidateTopic(next); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+			return err
 		}
 		mt.Configs = next
 		return nil
@@ -216,6 +216,7 @@ func (l *Log) BrokerConfig() *config.Dynamic { return l.opts.BrokerConfig }
 func (l *Log) brokerConfigChanged(broker map[string]string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.setProducerExpiration(broker)
 	for _, t := range l.topics {
 		t.setConfig(t.cfg.Load().own, broker)
 	}

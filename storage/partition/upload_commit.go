@@ -105,23 +105,16 @@ func (u *uploader) rekey(ctx context.Context, f *flight) {
 	u.startPut(ctx, f)
 }
 
-// commit records the object's segments in metadata, with each partition's
-// producer state as of the segment's end, which it keeps for finish.
+// commit records the object's segments in metadata, each with the
+// producers that wrote in it (the segment's producer delta).
 func (u *uploader) commit(ctx context.Context, f *flight) error {
 	up := f.up
 	commits := make([]metadata.SegmentCommit, len(f.entries))
-	states := make([]producers, len(f.entries))
-	f.states = states
 	for i, e := range f.entries {
-		states[i] = loadProducers(up.parts[i].upProducers.snapshot())
-		for j := range up.refs[i] {
-			b := readHeader(up.data[i][j])
-			states[i].update(&b, up.refs[i][j].base)
-		}
 		commits[i] = metadata.SegmentCommit{
 			Segment: metadata.Segment{Topic: e.Topic, Partition: e.Partition, BaseOffset: e.BaseOffset,
 				EndOffset: e.EndOffset, Object: f.key, Pos: e.Pos, Len: e.Len, MaxTimestamp: e.MaxTimestamp},
-			Producers: states[i].snapshot(),
+			Producers: segmentProducers(up.refs[i], up.data[i]),
 		}
 	}
 	if _, err := u.l.meta.CommitSegments(ctx, commits); err != nil {
@@ -145,7 +138,6 @@ func (u *uploader) finish(f *flight) {
 	up := f.up
 	var n int64
 	for i, p := range up.parts {
-		p.upProducers = f.states[i]
 		if p.markUploaded(up.refs[i]) {
 			continue // deleted meanwhile: markDeleted already forgot these bytes
 		}

@@ -23,8 +23,7 @@ type flight struct {
 	done   chan struct{} // closed when the PUT started last has ended
 	putErr error         // that PUT's result, set before done closes
 
-	retryAt time.Time   // the next PUT or commit is not due before this
-	states  []producers // producer state of each partition as of its segment's end
+	retryAt time.Time // the next PUT or commit is not due before this
 	// uncertain is set once a commit attempt failed without a definite
 	// answer: the next attempt first asks metadata whether it applied.
 	uncertain bool

@@ -133,13 +133,19 @@ func (u *uploader) reload(ctx context.Context, p *Partition) error {
 	if err != nil {
 		return fmt.Errorf("partition: reload %s/%d after reset: %w", p.topic.Name, p.index, err)
 	}
+	list, err := u.l.meta.ProducerStates(ctx, p.topic.ID, p.index)
+	if err != nil {
+		return fmt.Errorf("partition: reload producers of %s/%d after reset: %w", p.topic.Name, p.index, err)
+	}
 	fresh := newPartition(p.topic, p.index, st)
+	fresh.producers = loadProducers(list)
+	fresh.producers.expire(u.l.producerExpireBefore())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ok {
 		p.logStart, p.hw, p.next, p.committed = fresh.logStart, fresh.hw, fresh.next, fresh.committed
 		p.upSent = fresh.committed
-		p.producers, p.upProducers = fresh.producers, fresh.upProducers
+		p.producers = fresh.producers
 		p.refs, p.firstNew = nil, 0
 	}
 	p.offline = false

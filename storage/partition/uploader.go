@@ -31,8 +31,7 @@ type uploader struct {
 
 	// step is held by whoever moves the pipeline on (the uploader
 	// goroutine, Close's final flush, a test's cycle); it guards queue,
-	// inflight, offline, free and every partition's upSent and
-	// upProducers.
+	// inflight, offline, free and every partition's upSent.
 	step     sync.Mutex
 	queue    []*flight // cut and not yet committed, in upload order
 	inflight int64     // bytes of batches in queue

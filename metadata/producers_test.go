@@ -1,0 +1,235 @@
+package metadata
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// etcdLimitKV fails any transaction etcd would refuse with its default
+// limits: more than 128 operations (or conditions), or a request over
+// 1.5 MiB.
+type etcdLimitKV struct {
+	KV
+	t *testing.T
+}
+
+func (k *etcdLimitKV) Txn(ctx context.Context, conds []Cond, ops []Op) (int64, error) {
+	size := 0
+	for _, op := range ops {
+		size += len(op.Key) + len(op.Value)
+	}
+	if len(conds) > 128 || len(ops) > 128 || size > 3<<19 {
+		k.t.Errorf("transaction of %d conditions, %d ops, %d bytes is over etcd's limits", len(conds), len(ops), size)
+	}
+	return k.KV.Txn(ctx, conds, ops)
+}
+
+func limitedStore(t *testing.T) *Store {
+	kv, err := OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kv.Close() })
+	return NewStore(&etcdLimitKV{KV: kv, t: t})
+}
+
+// segmentDelta is n producers (ids from first) each with one batch in the
+// segment at base, seen at timeMs.
+func segmentDelta(id TopicID, base int64, first int64, n int, timeMs int64) SegmentCommit {
+	c := SegmentCommit{Segment: Segment{Topic: id, BaseOffset: base, EndOffset: base + int64(n), Object: fmt.Sprintf("o%d", base), Len: 1}}
+	for i := range n {
+		off := base + int64(i)
+		c.Producers = append(c.Producers, ProducerState{ID: first + int64(i), Epoch: 3, LastTimeMs: timeMs,
+			Batches: []ProducerBatch{{FirstSeq: 0, LastSeq: 0, BaseOffset: off, LastOffset: off}}})
+	}
+	return c
+}
+
+// TestFoldProducersAtScale: 20,000 producers of one partition committed as
+// 250 deltas fold into a snapshot with every transaction inside etcd's
+// limits, the state read back is the same before and after, and a fold
+// drops the producers idle past the expiry time it is given.
+func TestFoldProducersAtScale(t *testing.T) {
+	ctx := context.Background()
+	s := limitedStore(t)
+	id := NewTopicID()
+	if err := s.CreateTopic(ctx, Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	const segments, perSegment = 250, 80
+	for i := range segments {
+		c := segmentDelta(id, int64(i*perSegment), int64(i*perSegment), perSegment, int64(i))
+		if _, err := s.CommitSegments(ctx, []SegmentCommit{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || len(before) != segments*perSegment {
+		t.Fatalf("%d producers before folding, err %v", len(before), err)
+	}
+	folded := 0
+	for range 10 {
+		n, err := s.FoldProducers(ctx, id, 0, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		folded += n
+	}
+	if folded != segments {
+		t.Fatalf("folded %d deltas, want %d", folded, segments)
+	}
+	after, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || !reflect.DeepEqual(before, after) {
+		t.Fatalf("state changed by folding: %d producers before, %d after, err %v", len(before), len(after), err)
+	}
+	// One more segment, then a fold that expires everything last seen
+	// before segment 125.
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, segments*perSegment, 1<<40, 1, 1000)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FoldProducers(ctx, id, 0, 1, 125); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || len(kept) != (segments-125)*perSegment+1 {
+		t.Fatalf("%d producers after expiring, want %d (err %v)", len(kept), (segments-125)*perSegment+1, err)
+	}
+}
+
+// TestFoldAfterInterruptedFold: chunks a fold wrote before failing are
+// cleared by the next fold, never read as part of a snapshot.
+func TestFoldAfterInterruptedFold(t *testing.T) {
+	ctx := context.Background()
+	s := limitedStore(t)
+	id := NewTopicID()
+	if err := s.CreateTopic(ctx, Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, 0, 1, 3, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	// What a fold that died before its switch leaves: generation 1 chunks.
+	stray := encodeProducers(nil, []ProducerState{{ID: 99, Epoch: 1, LastTimeMs: 5}})
+	if _, err := s.kv.Txn(ctx, nil, []Op{Put(producerSnapKey(id, 0, 1, 0), stray), Put(producerSnapKey(id, 0, 1, 7), stray)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.FoldProducers(ctx, id, 0, 1, 0); err != nil || n != 1 {
+		t.Fatalf("fold: %d, %v", n, err)
+	}
+	got, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || len(got) != 3 || got[0].ID != 1 {
+		t.Fatalf("producers %+v err %v, want 1..3 and not the stray 99", got, err)
+	}
+}
+
+// TestCommitMigratesLegacyProducers: a partition state holding producers
+// in the old encoding is moved into a snapshot by the next commit.
+func TestCommitMigratesLegacyProducers(t *testing.T) {
+	ctx := context.Background()
+	s := limitedStore(t)
+	id := NewTopicID()
+	if err := s.CreateTopic(ctx, Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	legacy := PartitionState{NextOffset: 10, Producers: segmentDelta(id, 0, 1, 10, 1).Producers}
+	if _, err := s.kv.Txn(ctx, nil, []Op{putJSON(partKey(id, 0), legacy)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || len(got) != 10 {
+		t.Fatalf("legacy producers read: %d, err %v", len(got), err)
+	}
+	next := segmentDelta(id, 10, 5, 1, 9)
+	next.Producers[0].Batches[0].FirstSeq, next.Producers[0].Batches[0].LastSeq = 1, 1
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{next}); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := s.PartitionState(ctx, id, 0)
+	if err != nil || len(st.Producers) != 0 || st.NextOffset != 11 {
+		t.Fatalf("state after the migrating commit: %+v err %v", st, err)
+	}
+	got, err = s.ProducerStates(ctx, id, 0)
+	if err != nil || len(got) != 10 || len(got[4].Batches) != 2 || got[4].Batches[1].BaseOffset != 10 {
+		t.Fatalf("producers after migration: %+v err %v", got, err)
+	}
+}
+
+func FuzzDecodeProducers(f *testing.F) {
+	f.Add(encodeProducers(nil, nil))
+	f.Add(encodeProducers(nil, segmentDelta(TopicID{}, 7, -3, 3, 42).Producers))
+	f.Add([]byte{producerCodecV1, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		list, err := decodeProducers(b)
+		if err != nil {
+			return
+		}
+		again, err := decodeProducers(encodeProducers(nil, list))
+		if err != nil || !reflect.DeepEqual(list, again) && !(len(list) == 0 && len(again) == 0) {
+			t.Fatalf("accepted %x as %+v, which does not round-trip: %+v %v", b, list, again, err)
+		}
+	})
+}
+
+// hookKV runs before, once, ahead of the first transaction that writes key.
+type hookKV struct {
+	KV
+	key    string
+	before func()
+}
+
+func (k *hookKV) Txn(ctx context.Context, conds []Cond, ops []Op) (int64, error) {
+	for _, op := range ops {
+		if op.Key == k.key && k.before != nil {
+			f := k.before
+			k.before = nil
+			f()
+		}
+	}
+	return k.KV.Txn(ctx, conds, ops)
+}
+
+// TestFoldRacingTopicDeletion: a fold whose switch loses to a deletion of
+// the topic leaves no producer key behind once the deletion is released.
+func TestFoldRacingTopicDeletion(t *testing.T) {
+	ctx := context.Background()
+	kv, err := OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	id := NewTopicID()
+	hook := &hookKV{KV: kv, key: producerSnapKey(id, 0, 1, 0)}
+	s := NewStore(hook)
+	topic := Topic{Name: "t", ID: id, Partitions: 1}
+	if err := s.CreateTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, 0, 1, 3, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	hook.before = func() {
+		topics, err := s.Topics(ctx)
+		if err != nil || len(topics) != 1 {
+			t.Fatalf("topics %v err %v", topics, err)
+		}
+		if err := s.DeleteTopic(ctx, topics[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.FoldProducers(ctx, id, 0, 1, 0); !IsConflict(err) {
+		t.Fatalf("fold racing a topic deletion: %v, want a conflict", err)
+	}
+	if err := s.ReleaseDeletedTopics(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	left, err := kv.Range(ctx, producerPrefix(id), PrefixEnd(producerPrefix(id)), 0, false)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("%d producer keys left after the topic was deleted and released (err %v)", len(left), err)
+	}
+}

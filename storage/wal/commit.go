@@ -56,7 +56,7 @@ const commitSearchChunk = 1 << 20
 // that starts after file offset from, or -1. It looks at every byte offset:
 // past damage, frame boundaries are unknown.
 func findCommit(seg *segment, from, size int64) (int64, error) {
-	buf := make([]byte, commitSearchChunk+commitFrameSize)
+	buf := make([]byte, min(commitSearchChunk+commitFrameSize, max(size-from, 0)))
 	for off := from + 1; off+commitFrameSize <= size; off += commitSearchChunk {
 		n := min(int64(len(buf)), size-off)
 		b := buf[:n]

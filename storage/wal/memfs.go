@@ -258,6 +258,16 @@ func (m *MemFS) crash(keep func(name string, unsynced int) int, holes func(data 
 	}
 }
 
+// Kill simulates the death of the process, not of the machine: every open
+// handle dies (ErrCrashed) and pending failures are cleared, but nothing
+// written is lost, as the page cache survives.
+func (m *MemFS) Kill() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	m.failWrite, m.failSync = nil, nil
+}
+
 // Bytes returns a copy of the current contents of name.
 func (m *MemFS) Bytes(name string) ([]byte, error) {
 	m.mu.Lock()

@@ -11,11 +11,11 @@ import (
 // corruptLog is a version 2 segment of three flushes: two committed, and a
 // last one whose fsync never returned (no commit).
 type corruptLog struct {
-	file       []byte
-	frames     []frame
-	offs       []int64 // file offset of each frame
-	units      []int64 // file offset of each frame and commit, and the file size
-	commits    []int64 // file offset of each commit
+	file    []byte
+	frames  []frame
+	offs    []int64 // file offset of each frame
+	units   []int64 // file offset of each frame and commit, and the file size
+	commits []int64 // file offset of each commit
 }
 
 func newCorruptLog() *corruptLog {

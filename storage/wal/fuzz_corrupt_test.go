@@ -103,9 +103,13 @@ func (c *corruptLog) check(t *testing.T, file []byte, first int64, repair bool) 
 	mem := NewMemFS()
 	path := "/wal/" + segmentName(fuzzStart)
 	mem.SetBytes(path, file)
-	var got []frame
+	var got, dropped []frame
 	w, err := Open(Options{Dir: "/wal", FS: boundsFS{mem, t}, Repair: repair,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnRepairDrop: func(pos Pos, typ RecordType, p []byte) error {
+			dropped = append(dropped, frame{pos, pos + frameSize(len(p)), typ, bytes.Clone(p)})
+			return nil
+		}},
 		func(pos Pos, typ RecordType, p []byte) error {
 			got = append(got, frame{pos, pos + frameSize(len(p)), typ, bytes.Clone(p)})
 			return nil
@@ -131,4 +135,14 @@ func (c *corruptLog) check(t *testing.T, file []byte, first int64, repair bool) 
 		t.Fatalf("damage at %d, no intact commit after it (repair %v): Open: %v", first, repair, err)
 	}
 	sameFrames(t, got, c.frames[:hit])
+	j := hit // what a repair reports dropped is frames after the cut, in order
+	for _, f := range dropped {
+		for j < len(c.frames) && c.frames[j].pos != f.pos {
+			j++
+		}
+		if j == len(c.frames) || diffFrame(f, c.frames[j]) != nil {
+			t.Fatalf("repair reported a frame at %d that is not one cut off", f.pos)
+		}
+		j++
+	}
 }

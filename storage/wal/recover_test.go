@@ -164,14 +164,44 @@ func TestCorruption(t *testing.T) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			d.opts.Repair = true
+			var dropped []frame
+			d.opts.OnRepairDrop = func(pos Pos, typ RecordType, p []byte) error {
+				dropped = append(dropped, frame{pos, pos + frameSize(len(p)), typ, slices.Clone(p)})
+				return nil
+			}
 			w, got := d.open()
 			sameFrames(t, got, d.frames[:cut])
+			checkDropped(t, dropped, d.frames[cut:])
+			d.opts.OnRepairDrop = nil
 			if !strings.Contains(d.logs.String(), "REPAIR") {
 				t.Fatalf("repair not logged:\n%s", d.logs)
 			}
 			d.opts.Repair = false
 			checkContinues(t, d.testLog, w, got)
 		})
+	}
+}
+
+// checkDropped fails unless what a repair reported dropped is some of the
+// frames cut off, in order, none twice, and at least the last one (every
+// case here leaves the frames after the damage intact).
+func checkDropped(t *testing.T, dropped, cut []frame) {
+	t.Helper()
+	i := 0
+	for _, f := range dropped {
+		for i < len(cut) && cut[i].pos != f.pos {
+			i++
+		}
+		if i == len(cut) {
+			t.Fatalf("repair reported a frame at %d that was not cut off, or out of order", f.pos)
+		}
+		if err := diffFrame(f, cut[i]); err != nil {
+			t.Fatalf("repair reported frame at %d: %v", f.pos, err)
+		}
+		i++
+	}
+	if len(dropped) == 0 || dropped[len(dropped)-1].pos != cut[len(cut)-1].pos {
+		t.Fatalf("repair reported %d frames, not the last of the %d cut off", len(dropped), len(cut))
 	}
 }
 

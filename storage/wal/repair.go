@@ -11,7 +11,8 @@ import (
 // the files, and every frame in the dropped part that is still intact goes
 // to Options.OnRepairDrop, so that the caller, who knows what payloads
 // mean, can name what was lost. Past the damage, frame boundaries are found
-// again from the damaged frame's length field or from the next flush commit.
+// again from the damaged frame's length field or, failing that, from the
+// next offset where a valid frame starts.
 
 // droppedBytes is how many bytes a cut at off in seg drops, later segments
 // included. It is for the log only, so stat errors count as zero.
@@ -110,11 +111,34 @@ func resync(seg *segment, bad, size int64) (int64, error) {
 			}
 		}
 	}
-	at, err := findCommit(seg, bad, size)
-	if at < 0 || err != nil {
+	return findFrame(seg, bad, size)
+}
+
+// findFrame returns the file offset of the first valid frame (or commit)
+// that starts after file offset from, or -1. It reads the rest of the
+// segment at once: it serves only a repair, which an operator runs once.
+func findFrame(seg *segment, from, size int64) (int64, error) {
+	if from+1 >= size {
+		return -1, nil
+	}
+	b := make([]byte, size-from-1)
+	if err := readFull(seg, b, from+1); err != nil {
 		return -1, err
 	}
-	return at + commitFrameSize, nil
+	for i := 0; i+frameHeaderSize <= len(b); i++ {
+		h := parseFrameHeader(b[i:])
+		end := i + frameHeaderSize + int(h.length)
+		if h.isZero() || int64(h.length) > int64(len(b)-i-frameHeaderSize) {
+			continue
+		}
+		at := seg.start + Pos(from+1+int64(i)-segmentHeaderSize)
+		payload := b[i+frameHeaderSize : end]
+		if (h.typ != commitType && h.check(payload) == "") ||
+			(seg.version == formatVersion && isCommit(h, payload, at)) {
+			return from + 1 + int64(i), nil
+		}
+	}
+	return -1, nil
 }
 
 // frameAt reports whether a valid frame starts at file offset off of seg,

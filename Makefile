@@ -52,6 +52,7 @@ fuzz-smoke:
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
+	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzCorruptAt -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzDecodeRecords -fuzztime $(FUZZTIME)
 	$(GO) test ./table/ -run '^$$' -fuzz FuzzConvertJSON -fuzztime $(FUZZTIME)
 

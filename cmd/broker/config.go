@@ -40,6 +40,7 @@ type serveConfig struct {
 	WALSegmentBytes int64         // --wal-segment-bytes (default 64 MiB)
 	MemoryLimit     int64         // --memory-limit: Go soft memory limit; 0 = caches + 96 MiB, -1 = none
 	WALMaxBytes     int64         // --wal-max-bytes: WAL backlog before produce is refused (default 1 GiB)
+	WALRepair       bool          // --wal-repair: start on a WAL corrupt in the middle by dropping what follows (default false)
 	CompactTarget   int64         // --compact-target-bytes: compacted object size (default 64 MiB)
 	CompactRate     int64         // --compaction-bytes-per-sec: average rate compaction writes at (default 8 MiB/s)
 	MaintainEvery   time.Duration // --maintain-interval: retention/compaction/GC cadence (default 30s)
@@ -71,6 +72,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.BlockCacheBytes, "block-cache-bytes", 64<<20, "memory for cached object-store blocks; readers of compacted segments stream through up to 9/8 as much again, which the cache uses while they do not")
 	fs.Int64Var(&c.WALSegmentBytes, "wal-segment-bytes", 64<<20, "WAL segment size")
 	fs.Int64Var(&c.WALMaxBytes, "wal-max-bytes", 1<<30, "WAL bytes waiting for upload before produce gets a retriable error (back-pressure)")
+	fs.BoolVar(&c.WALRepair, "wal-repair", false, "start even if the WAL is corrupt before its last intact flush, by dropping everything from the damage on; the files, offsets, partitions and offset ranges dropped are logged (acknowledged records are lost: for an operator who chose that)")
 	fs.Int64Var(&c.CompactTarget, "compact-target-bytes", 64<<20, "size of the per-partition objects compaction writes")
 	fs.Int64Var(&c.CompactRate, "compaction-bytes-per-sec", partition.DefaultCompactBytesPerSec, "average bytes per second compaction writes, shared fairly by the partitions (one object may overshoot a pass; the next pass pays it back)")
 	fs.DurationVar(&c.MaintainEvery, "maintain-interval", 30*time.Second, "how often retention, compaction and object garbage collection run")

@@ -26,6 +26,7 @@ import (
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/wal"
 )
 
 // serve runs the broker until SIGINT or SIGTERM, then shuts down
@@ -125,8 +126,11 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		WALMaxBytes: cfg.WALMaxBytes, CompactTargetBytes: cfg.CompactTarget, MaintainInterval: cfg.MaintainEvery,
 		GCGrace: cfg.GCGrace, OrphanGrace: cfg.OrphanGrace, CompactBytesPerSec: cfg.CompactRate,
 		NodeID: int32(cfg.NodeID), Logger: logger, Metrics: partition.NewMetrics(reg),
-		AfterPut: crashAfterPuts(),
+		AfterPut: crashAfterPuts(), WALRepair: cfg.WALRepair,
 	})
+	if wal.IsCorruption(err) {
+		return fmt.Errorf("%w; to start anyway, dropping the WAL from that point on (acknowledged records after it are lost and logged), restart with --wal-repair", err)
+	}
 	if err != nil {
 		return err
 	}

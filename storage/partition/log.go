@@ -47,7 +47,11 @@ type Options struct {
 	WALDir          string
 	WALFS           wal.FS
 	WALSegmentBytes int64
-	Durability      Durability
+	// WALRepair starts even if the WAL is corrupt in the middle, by
+	// dropping everything after the damage (see wal.Options.Repair); what
+	// was lost is logged by partition and offset range.
+	WALRepair  bool
+	Durability Durability
 	// UploadInterval and UploadBytes cut objects: every interval, or as
 	// soon as this many bytes wait, whichever comes first.
 	UploadInterval time.Duration

@@ -38,11 +38,14 @@ func (l *Log) openWAL() error {
 		}
 		return err
 	}
+	lost := newRepairLoss(l)
 	w, err := wal.Open(wal.Options{
 		Dir:          l.opts.WALDir,
 		FS:           l.opts.WALFS,
 		SegmentBytes: l.opts.WALSegmentBytes,
 		Logger:       l.log,
+		Repair:       l.opts.WALRepair,
+		OnRepairDrop: lost.add,
 		OnSync: func(d time.Duration, _ int) {
 			l.m.fsyncSeconds.Observe(d.Seconds())
 			l.durable.synced()
@@ -52,6 +55,7 @@ func (l *Log) openWAL() error {
 		return fmt.Errorf("partition: recover WAL: %w", err)
 	}
 	l.wal = w
+	lost.log()
 	l.log.Info("WAL replayed", "batches_recovered", replayed, "batches_skipped", skipped)
 	return nil
 }

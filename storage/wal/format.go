@@ -24,12 +24,21 @@ const MaxPayload = 1 << 30
 // doc for how a new format version is introduced.
 const (
 	segmentMagic      = "SDWL"
-	formatVersion     = 1
+	formatVersion     = 2 // the version written; see readableVersion
+	formatVersionV1   = 1 // no flush commits: torn tails are guessed from their shape
 	segmentHeaderSize = 16
 	frameHeaderSize   = 9
 	segmentExt        = ".wal"
 	tmpExt            = ".tmp"
 	segmentNameDigits = 20
+)
+
+// The flush commit (version 2): a frame of type 0 with a payload of
+// commitPayloadSize bytes, written after each flush's fsync returned.
+const (
+	commitType        RecordType = 0
+	commitPayloadSize            = 16
+	commitFrameSize              = frameHeaderSize + commitPayloadSize
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -99,10 +108,16 @@ func (h frameHeader) check(payload []byte) string {
 	return ""
 }
 
-// appendSegmentHeader appends the 16-byte header of a segment starting at start.
+// appendSegmentHeader appends the 16-byte header of a segment starting at
+// start, in the version written today.
 func appendSegmentHeader(dst []byte, start Pos) []byte {
+	return appendSegmentHeaderV(dst, start, formatVersion)
+}
+
+// appendSegmentHeaderV appends a header of the given format version.
+func appendSegmentHeaderV(dst []byte, start Pos, version byte) []byte {
 	dst = append(dst, segmentMagic...)
-	dst = append(dst, formatVersion, 0, 0, 0)
+	dst = append(dst, version, 0, 0, 0)
 	return binary.BigEndian.AppendUint64(dst, uint64(start))
 }
 
@@ -114,7 +129,7 @@ func checkSegmentHeader(b []byte, start Pos) string {
 		return fmt.Sprintf("short segment header (%d bytes)", len(b))
 	case string(b[0:4]) != segmentMagic:
 		return fmt.Sprintf("bad magic %q", b[0:4])
-	case b[4] != formatVersion:
+	case b[4] != formatVersion && b[4] != formatVersionV1:
 		return fmt.Sprintf("unknown format version %d", b[4])
 	case b[5] != 0 || b[6] != 0 || b[7] != 0:
 		return "reserved header bytes are not zero"

@@ -31,7 +31,7 @@ func TestSegmentNames(t *testing.T) {
 func TestWireFormat(t *testing.T) {
 	t.Parallel()
 	hdr := appendSegmentHeader(nil, 4096)
-	if got := hex.EncodeToString(hdr); got != "5344574c010000000000000000001000" {
+	if got := hex.EncodeToString(hdr); got != "5344574c020000000000000000001000" {
 		t.Fatalf("segment header: %s", got)
 	}
 	if reason := checkSegmentHeader(hdr, 4096); reason != "" {
@@ -53,6 +53,16 @@ func TestWireFormat(t *testing.T) {
 	}
 	if !bytes.Equal(encodeFrame(h.typ, fr[frameHeaderSize:]), fr) {
 		t.Fatal("frame does not round-trip")
+	}
+	// The commit of the flush [4096, 4200), at 4200: length 16, CRC,
+	// type 0, start and own position.
+	c := commitFrame(4096, 4200)
+	want := "00000010" + hex.EncodeToString(c[4:8]) + "00" + "0000000000001000" + "0000000000001068"
+	if got := hex.EncodeToString(c); got != want || frameCRC(0, c[9:]) != parseFrameHeader(c).crc {
+		t.Fatalf("commit frame: %s", got)
+	}
+	if !commitAt(c, 4200) || commitAt(c, 4201) {
+		t.Fatal("commit frame not recognised at its own position only")
 	}
 }
 

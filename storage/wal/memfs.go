@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -214,15 +215,57 @@ func (m *MemFS) Crash() {
 // how many of those n unsynced bytes survive: a torn write. keep's result
 // is clamped to [0, n].
 func (m *MemFS) CrashTorn(keep func(name string, unsynced int) int) {
+	m.crash(keep, nil)
+}
+
+// CrashBlocks is a power cut after which the kernel had written back a
+// random part of each file's unsynced pages, in no particular order: for a
+// file whose unsynced change is pure growth, the file keeps a random length
+// of it, and each blockSize-aligned block of the kept unsynced bytes
+// survives with probability keepPercent/100 and reads as zeros otherwise.
+// So a hole can be followed by data written after it. Everything else is as
+// for Crash. rng makes it reproducible.
+func (m *MemFS) CrashBlocks(rng *rand.Rand, blockSize, keepPercent int) {
+	keep := func(_ string, n int) int { return rng.IntN(n + 1) }
+	holes := func(data []byte, from int) {
+		for b := from - from%blockSize; b < len(data); b += blockSize {
+			if rng.IntN(100) >= keepPercent {
+				clear(data[max(b, from):min(b+blockSize, len(data))])
+			}
+		}
+	}
+	m.crash(keep, holes)
+}
+
+// crash reverts every durable file, keeping keep(name, n) of n unsynced
+// grown bytes, and lets holes (which may be nil) zero parts of the file
+// from offset from, where the kept unsynced bytes begin.
+func (m *MemFS) crash(keep func(name string, unsynced int) int, holes func(data []byte, from int)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
 	m.failWrite, m.failSync = nil, nil
 	m.files = make(map[string]*memInode, len(m.durable))
-	for name, ino := range m.durable {
-		ino.crashLocked(func(n int) int { return min(max(keep(name, n), 0), n) })
+	names := make([]string, 0, len(m.durable))
+	for name := range m.durable {
+		names = append(names, name)
+	}
+	sort.Strings(names) // a seeded crash must not depend on map order
+	for _, name := range names {
+		ino := m.durable[name]
+		ino.crashLocked(func(n int) int { return min(max(keep(name, n), 0), n) }, holes)
 		m.files[name] = ino
 	}
+}
+
+// Kill simulates the death of the process, not of the machine: every open
+// handle dies (ErrCrashed) and pending failures are cleared, but nothing
+// written is lost, as the page cache survives.
+func (m *MemFS) Kill() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	m.failWrite, m.failSync = nil, nil
 }
 
 // Bytes returns a copy of the current contents of name.

@@ -135,8 +135,9 @@ func (ino *memInode) truncateLocked(size int) {
 }
 
 // crashLocked reverts data to synced, keeping keep(n) of n unsynced
-// appended bytes when the unsynced change is pure growth.
-func (ino *memInode) crashLocked(keep func(n int) int) {
+// appended bytes when the unsynced change is pure growth, and lets holes
+// (if not nil) zero some of those kept bytes.
+func (ino *memInode) crashLocked(keep func(n int) int, holes func(data []byte, from int)) {
 	kept := 0
 	if grown := len(ino.data) - len(ino.synced); grown > 0 && ino.clean >= len(ino.synced) {
 		kept = keep(grown)
@@ -144,6 +145,9 @@ func (ino *memInode) crashLocked(keep func(n int) int) {
 	data := make([]byte, len(ino.synced)+kept)
 	copy(data, ino.synced)
 	copy(data[len(ino.synced):], ino.data[len(ino.synced):len(ino.synced)+kept])
+	if holes != nil && kept > 0 {
+		holes(data, len(ino.synced))
+	}
 	ino.data = data
 	ino.synced = append([]byte(nil), data...)
 	ino.clean = len(data)

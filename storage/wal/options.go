@@ -40,6 +40,11 @@ type Options struct {
 	// positions after the cut are handed out again: only for an operator
 	// who asked for it.
 	Repair bool
+	// OnRepairDrop, if set, is called during a repairing Open for every
+	// frame of the part cut off that is still intact, in log order, so the
+	// caller can say what was lost. Frames inside damage cannot be found
+	// and are not reported. The payload is valid only during the call.
+	OnRepairDrop func(pos Pos, typ RecordType, payload []byte) error
 }
 
 // withDefaults validates o and fills in defaults.

@@ -18,6 +18,7 @@ type recoverer struct {
 	log    *slog.Logger
 	sync   syncer
 	replay replayFunc
+	drop   replayFunc // Options.OnRepairDrop; may be nil
 	segs   []*segment // valid segments so far, oldest first
 	head   Pos        // end of the last valid frame so far
 }
@@ -39,9 +40,12 @@ func (r *recoverer) run() ([]*segment, Pos, error) {
 			break
 		}
 	}
-	if len(r.segs) == 0 {
+	// New frames go only into a segment of today's version, so a version
+	// 1 tail is sealed where it ends and a fresh segment follows it.
+	if len(r.segs) == 0 || r.segs[len(r.segs)-1].version != formatVersion {
 		seg, err := r.sync.createSegment(r.head)
 		if err != nil {
+			r.closeAll()
 			return nil, 0, err
 		}
 		r.segs = append(r.segs, seg)
@@ -101,10 +105,39 @@ func (r *recoverer) recoverSegment(start Pos, later []Pos) (stop bool, err error
 	case res.bad == nil:
 		r.keep(seg, res.end)
 		return false, nil
-	case res.bad.torn && len(later) == 0:
+	case len(later) > 0:
+		// Every segment but the last was fsynced before its successor was
+		// created: all of it was acknowledged.
+		return true, r.corrupt(seg, res.bad.offset, res.bad.reason, later)
+	}
+	torn, reason, err := classifyTail(seg, res)
+	if err != nil {
+		_ = f.Close()
+		return false, err
+	}
+	if torn {
 		return false, r.truncateTail(seg, res)
 	}
-	return true, r.corrupt(seg, res.bad.offset, res.bad.reason, later)
+	return true, r.corrupt(seg, res.bad.offset, reason, later)
+}
+
+// classifyTail decides whether the damage in the last segment is a torn
+// tail, and otherwise gives the reason it is corruption. In a version 2
+// segment the damage is torn unless a valid flush commit follows it: that
+// commit was written only after its flush's fsync returned, and a flush is
+// written only after the one before it was fsynced, so everything before
+// the commit was acknowledged. A version 1 segment has no commits, and the
+// shape of the damage is all there is to go by.
+func classifyTail(seg *segment, res scanResult) (torn bool, reason string, err error) {
+	if seg.version != formatVersion { // version 1, or a bad header (never torn)
+		return res.bad.torn, res.bad.reason, nil
+	}
+	at, err := findCommit(seg, res.bad.offset, res.size)
+	if err != nil || at < 0 {
+		return err == nil, res.bad.reason, err
+	}
+	return false, fmt.Sprintf("%s, before the flush commit at offset %d: acknowledged data is damaged",
+		res.bad.reason, at), nil
 }
 
 // keep retains seg, whose valid frames end at file offset end.
@@ -147,7 +180,12 @@ func (r *recoverer) corrupt(seg *segment, off int64, reason string, later []Pos)
 		return cerr
 	}
 	r.log.Error("wal: REPAIR: cutting the log at corruption; acknowledged data after it is lost",
-		"file", seg.path, "offset", off, "reason", reason, "deleted_segments", len(later))
+		"file", seg.path, "offset", off, "reason", reason, "dropped_bytes", r.droppedBytes(seg, off, later),
+		"deleted_segments", segmentNames(later))
+	if err := r.reportDropped(seg, off, later); err != nil {
+		r.closeFile(seg)
+		return err
+	}
 	// Newest first, so a crash part-way leaves a log without gaps.
 	for i := len(later) - 1; i >= 0; i-- {
 		if err := r.sync.removeSegment(filepath.Join(r.dir, segmentName(later[i]))); err != nil {

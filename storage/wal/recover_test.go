@@ -74,19 +74,34 @@ func TestTornTail(t *testing.T) {
 			t.Parallel()
 			d := newDamageLog(t)
 			start, off := d.where(last)
-			d.edit(t, start, func(b []byte) []byte { return tc.fn(b, off) })
+			// The last flush was written but its fsync never returned, so
+			// its commit is not there: what follows the commit before it
+			// was never acknowledged.
+			d.edit(t, start, func(b []byte) []byte { return tc.fn(dropFinalCommit(t, b), off) })
 			w, got := d.open()
 			sameFrames(t, got, d.frames[:tc.keep])
 			logs := d.logs.String()
 			if !strings.Contains(logs, "torn tail") || !strings.Contains(logs, segmentName(start)) {
 				t.Fatalf("truncation not logged with the file name:\n%s", logs)
 			}
-			if size, _ := d.fs.Stat(d.path(start)); size != segmentHeaderSize+int64(d.frames[tc.keep-1].end-start) {
+			end := segmentHeaderSize + int64(d.frames[tc.keep-1].end-start)
+			if size, _ := d.fs.Stat(d.path(start)); size != end && size != end+commitFrameSize {
 				t.Fatalf("segment is %d bytes after truncation", size)
 			}
 			checkContinues(t, d.testLog, w, got)
 		})
 	}
+}
+
+// dropFinalCommit cuts the flush commit that ends a closed log's last
+// segment.
+func dropFinalCommit(t *testing.T, b []byte) []byte {
+	t.Helper()
+	end := len(b) - commitFrameSize
+	if end < segmentHeaderSize || parseFrameHeader(b[end:]).typ != commitType {
+		t.Fatal("the last segment does not end with a flush commit")
+	}
+	return b[:end]
 }
 
 // corruptionCase damages a log and says where: the frame index the log
@@ -105,13 +120,15 @@ var corruptionCases = []corruptionCase{
 	{"bad CRC at end of non-last segment", func(t *testing.T, d *damageLog) (int, Pos, int64) {
 		i := d.lastInSegment(1)
 		start, off := d.where(i)
-		d.edit(t, start, func(b []byte) []byte { b[len(b)-1] ^= 1; return b })
+		end := off + int64(frameSize(len(d.frames[i].payload)))
+		d.edit(t, start, func(b []byte) []byte { b[end-1] ^= 1; return b })
 		return i, start, off
 	}},
 	{"short non-last segment", func(t *testing.T, d *damageLog) (int, Pos, int64) {
 		i := d.lastInSegment(0)
 		start, off := d.where(i)
-		d.edit(t, start, func(b []byte) []byte { return b[:len(b)-2] })
+		end := off + int64(frameSize(len(d.frames[i].payload)))
+		d.edit(t, start, func(b []byte) []byte { return b[:end-2] })
 		return i, start, off
 	}},
 	{"zeroed header followed by data", func(t *testing.T, d *damageLog) (int, Pos, int64) {
@@ -147,14 +164,44 @@ func TestCorruption(t *testing.T) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			d.opts.Repair = true
+			var dropped []frame
+			d.opts.OnRepairDrop = func(pos Pos, typ RecordType, p []byte) error {
+				dropped = append(dropped, frame{pos, pos + frameSize(len(p)), typ, slices.Clone(p)})
+				return nil
+			}
 			w, got := d.open()
 			sameFrames(t, got, d.frames[:cut])
+			checkDropped(t, dropped, d.frames[cut:])
+			d.opts.OnRepairDrop = nil
 			if !strings.Contains(d.logs.String(), "REPAIR") {
 				t.Fatalf("repair not logged:\n%s", d.logs)
 			}
 			d.opts.Repair = false
 			checkContinues(t, d.testLog, w, got)
 		})
+	}
+}
+
+// checkDropped fails unless what a repair reported dropped is some of the
+// frames cut off, in order, none twice, and at least the last one (every
+// case here leaves the frames after the damage intact).
+func checkDropped(t *testing.T, dropped, cut []frame) {
+	t.Helper()
+	i := 0
+	for _, f := range dropped {
+		for i < len(cut) && cut[i].pos != f.pos {
+			i++
+		}
+		if i == len(cut) {
+			t.Fatalf("repair reported a frame at %d that was not cut off, or out of order", f.pos)
+		}
+		if err := diffFrame(f, cut[i]); err != nil {
+			t.Fatalf("repair reported frame at %d: %v", f.pos, err)
+		}
+		i++
+	}
+	if len(dropped) == 0 || dropped[len(dropped)-1].pos != cut[len(cut)-1].pos {
+		t.Fatalf("repair reported %d frames, not the last of the %d cut off", len(dropped), len(cut))
 	}
 }
 

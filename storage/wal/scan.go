@@ -14,7 +14,8 @@ type badSpot struct {
 	offset int64  // file offset of the bad header or frame
 	reason string // for logs and CorruptionError
 	// torn says the damage looks like an interrupted, never acknowledged
-	// write: acceptable only at the tail of the last segment.
+	// write. Only version 1 segments, which have no flush commits, rely on
+	// this guess, and only at the tail of the last segment.
 	torn bool
 }
 
@@ -25,27 +26,36 @@ type scanResult struct {
 	bad  *badSpot // nil when the file is valid to its end
 }
 
-// scanSegment checks seg's header and hands every valid frame to replay
-// (which may be nil), stopping at the first bad spot. It never reads past
-// the file's size. Errors are I/O or replay errors, not damage.
+// scanSegment checks seg's header, records its version, and hands every
+// valid frame but flush commits to replay (which may be nil), stopping at
+// the first bad spot. It never reads past the file's size. Errors are I/O
+// or replay errors, not damage.
 func scanSegment(seg *segment, replay replayFunc) (scanResult, error) {
 	size, err := seg.f.Size()
 	if err != nil {
 		return scanResult{}, fmt.Errorf("wal: stat segment %s: %w", seg.path, err)
 	}
-	res := scanResult{size: size}
 	hdr := make([]byte, min(size, segmentHeaderSize))
 	if _, err := seg.f.ReadAt(hdr, 0); err != nil && err != io.EOF {
-		return res, fmt.Errorf("wal: read segment header %s: %w", seg.path, err)
+		return scanResult{size: size}, fmt.Errorf("wal: read segment header %s: %w", seg.path, err)
 	}
 	if reason := checkSegmentHeader(hdr, seg.start); reason != "" {
-		res.bad = &badSpot{offset: 0, reason: reason}
-		return res, nil
+		return scanResult{size: size, bad: &badSpot{offset: 0, reason: reason}}, nil
 	}
+	seg.version = hdr[4]
+	return scanFrames(seg, segmentHeaderSize, size, replay)
+}
+
+// scanFrames scans seg's frames from file offset from (a frame boundary)
+// to size, as scanSegment does.
+func scanFrames(seg *segment, from, size int64, replay replayFunc) (scanResult, error) {
+	res := scanResult{size: size}
 	sc := &frameScanner{
-		r:    bufio.NewReaderSize(io.NewSectionReader(seg.f, segmentHeaderSize, size-segmentHeaderSize), 64<<10),
-		size: size,
-		off:  segmentHeaderSize,
+		r:       bufio.NewReaderSize(io.NewSectionReader(seg.f, from, size-from), 64<<10),
+		size:    size,
+		off:     from,
+		start:   seg.start,
+		version: seg.version,
 	}
 	for sc.off < size && res.bad == nil {
 		at := sc.off
@@ -54,7 +64,7 @@ func scanSegment(seg *segment, replay replayFunc) (scanResult, error) {
 			return res, fmt.Errorf("wal: read segment %s at offset %d: %w", seg.path, at, err)
 		}
 		res.bad = bad
-		if bad == nil && replay != nil {
+		if bad == nil && h.typ != commitType && replay != nil {
 			pos := seg.start + Pos(at-segmentHeaderSize)
 			if err := replay(pos, h.typ, payload); err != nil {
 				return res, fmt.Errorf("wal: replay of frame at pos %d: %w", pos, err)
@@ -67,14 +77,17 @@ func scanSegment(seg *segment, replay replayFunc) (scanResult, error) {
 
 // frameScanner reads frames sequentially from a segment's body.
 type frameScanner struct {
-	r    *bufio.Reader
-	size int64  // file size: nothing at or past it is read
-	off  int64  // file offset of the next frame
-	buf  []byte // payload buffer, reused
+	r       *bufio.Reader
+	size    int64  // file size: nothing at or past it is read
+	off     int64  // file offset of the next frame
+	start   Pos    // the segment's start
+	version byte   // the segment's format version
+	buf     []byte // payload buffer, reused
 }
 
 // next reads the frame at off. On a bad spot it returns it and leaves off
-// at the bad frame; otherwise it advances off past the frame.
+// at the bad frame; otherwise it advances off past the frame. A flush
+// commit comes back with type commitType.
 func (s *frameScanner) next() (frameHeader, []byte, *badSpot, error) {
 	at, rest := s.off, s.size-s.off
 	if rest < frameHeaderSize {
@@ -97,12 +110,23 @@ func (s *frameScanner) next() (frameHeader, []byte, *badSpot, error) {
 	if err != nil {
 		return h, nil, nil, err
 	}
-	if reason := h.check(payload); reason != "" {
+	if reason := s.check(h, payload, at); reason != "" {
 		zero, err := s.restIsZero(rest - int64(h.length))
 		return h, nil, &badSpot{at, reason, zero}, err
 	}
 	s.off += frameHeaderSize + int64(h.length)
 	return h, payload, nil, nil
+}
+
+// check returns why the frame at file offset at is invalid, or "".
+func (s *frameScanner) check(h frameHeader, payload []byte, at int64) string {
+	if h.typ != commitType || s.version == formatVersionV1 {
+		return h.check(payload)
+	}
+	if !isCommit(h, payload, s.start+Pos(at-segmentHeaderSize)) {
+		return "bad flush commit"
+	}
+	return ""
 }
 
 // zeroHeader classifies a frame header of nine zero bytes: the start of a

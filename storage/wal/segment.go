@@ -11,9 +11,10 @@ import (
 // handle is used for reads by anyone and for writes only by the flusher
 // (or by Open before the flusher starts).
 type segment struct {
-	start Pos
-	path  string
-	f     File
+	start   Pos
+	path    string
+	f       File
+	version byte // format version from the header; set once by create or scan
 }
 
 // name is the segment's file name, for messages.
@@ -71,7 +72,7 @@ func (s syncer) createSegment(start Pos) (*segment, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	return &segment{start: start, path: path, f: f}, nil
+	return &segment{start: start, path: path, f: f, version: formatVersion}, nil
 }
 
 func (s syncer) initSegment(f File, tmp, path string, start Pos) error {

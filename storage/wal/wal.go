@@ -67,11 +67,11 @@ type Stats struct {
 // during the call. If replay returns an error, Open fails with it wrapped.
 // If Open fails, frames already replayed must be discarded by the caller.
 //
-// A torn tail of the last segment (a partial frame, zero bytes, or a whole
-// final frame whose CRC fails and that is followed by nothing but zeros) is
-// truncated and fsynced, and the dropped byte count is logged with the file
-// name. Any other damage is corruption: Open returns a *CorruptionError
-// naming the file and offset, unless opts.Repair.
+// Damage after the last flush commit of the last segment is a torn tail,
+// never acknowledged: it is truncated and fsynced, and the file, offset and
+// dropped byte count are logged once. Any other damage is corruption: Open
+// returns a *CorruptionError naming the file and offset, unless
+// opts.Repair. See the package doc for version 1 segments.
 func Open(opts Options, replay func(pos Pos, typ RecordType, payload []byte) error) (*WAL, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -81,7 +81,8 @@ func Open(opts Options, replay func(pos Pos, typ RecordType, payload []byte) err
 		return nil, fmt.Errorf("wal: create directory %s: %w", opts.Dir, err)
 	}
 	sy := syncer{fs: opts.FS, dir: opts.Dir, slow: opts.SlowSync, log: opts.Logger}
-	r := &recoverer{fs: opts.FS, dir: opts.Dir, repair: opts.Repair, log: opts.Logger, sync: sy, replay: replay}
+	r := &recoverer{fs: opts.FS, dir: opts.Dir, repair: opts.Repair, log: opts.Logger, sync: sy,
+		replay: replay, drop: opts.OnRepairDrop}
 	segs, head, err := r.run()
 	if err != nil {
 		return nil, err
@@ -148,11 +149,20 @@ func (w *WAL) shutdown() error {
 	close(w.stop)
 	<-w.done
 
+	// The flusher is gone, so act is ours: make the last flush commit
+	// durable, so that a clean shutdown leaves every flush provable.
+	w.mu.Lock()
+	failed := w.err != nil
+	w.mu.Unlock()
+	var syncErr error
+	if !failed {
+		_, _, syncErr = w.fsyncActive()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
 	w.wakeLocked()
-	errs := []error{w.err}
+	errs := []error{w.err, syncErr}
 	for _, seg := range w.segs {
 		if err := seg.f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("wal: close %s: %w", seg.path, err))

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/sediment-io/sediment/storage/wal"
 )
@@ -182,7 +183,8 @@ func produceAcked(t *testing.T, addr, topic string, n int, produced map[string]b
 func produceRaw(t *testing.T, addr, topic, value string) int16 {
 	t.Helper()
 	ctx, _ := ctxFor(t, 60*time.Second)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	// Produce v9, by topic name: v13 names topics by id.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MaxVersions(kversion.V3_0_0()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,8 @@ var (
 
 // Bolt is the single-node KV backend on a bbolt file.
 type Bolt struct {
-	db *bolt.DB
+	db      *bolt.DB
+	failure *boltFailure
 }
 
 // OpenBolt opens (or creates) the bbolt file at path.
@@ -40,7 +41,7 @@ func OpenBolt(path string) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("metadata: init bbolt %s: %w", path, err)
 	}
-	return &Bolt{db: db}, nil
+	return &Bolt{db: db, failure: newBoltFailure()}, nil
 }
 
 // Get implements KV.
@@ -102,7 +103,11 @@ func step(c *bolt.Cursor, reverse bool) ([]byte, []byte) {
 
 // Txn implements KV.
 func (b *Bolt) Txn(_ context.Context, conds []Cond, ops []Op) (int64, error) {
+	if err := b.Failure(); err != nil {
+		return 0, err
+	}
 	var rev int64
+	applied := false // the ops are in the transaction: an error now is the commit's
 	err := b.db.Update(func(tx *bolt.Tx) error {
 		kv := tx.Bucket(boltKV)
 		for _, c := range conds {
@@ -120,10 +125,14 @@ func (b *Bolt) Txn(_ context.Context, conds []Cond, ops []Op) (int64, error) {
 				return err
 			}
 		}
+		applied = true
 		return nil
 	})
 	if err == ErrConflict {
 		return 0, ErrConflict
+	}
+	if err != nil && applied {
+		return 0, b.fail(err)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("metadata: bbolt txn: %w", err)

@@ -48,6 +48,7 @@ type serveConfig struct {
 	OrphanGrace     time.Duration // --orphan-grace: age before an uncommitted object is deleted (default 1h)
 	TableCatalog    string        // --table-catalog: Iceberg catalog of table topics (default "": embedded SQLite, DATA/iceberg/catalog.db)
 	TableOrphans    time.Duration // --table-orphan-grace: age before an uncommitted Parquet file is deleted (default 1h)
+	FailedExitDelay time.Duration // --storage-failed-exit-delay: refuse writes this long before exiting (default 5s)
 	LogLevel        string        // --log-level: debug, info, warn, error (default info)
 	LogFormat       string        // --log-format: text or json (default text)
 	ConfigFile      string        // --config FILE
@@ -80,6 +81,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.OrphanGrace, "orphan-grace", time.Hour, "age after which an object metadata never committed is deleted")
 	fs.StringVar(&c.TableCatalog, "table-catalog", "", `Iceberg catalog of table topics (sediment.table.enable=true): "" or sqlite (embedded, DATA/iceberg/catalog.db), sqlite:///PATH.db, postgres://USER:PASSWORD@HOST:PORT/DB or rest+http(s)://HOST:PORT/PREFIX?warehouse=W&credential=ID:SECRET; the tables live in the object store under tables/`)
 	fs.DurationVar(&c.TableOrphans, "table-orphan-grace", time.Hour, "age after which a table's Parquet file that no snapshot references (a commit that never landed) is deleted when its converter starts")
+	fs.DurationVar(&c.FailedExitDelay, "storage-failed-exit-delay", 5*time.Second, "after a WAL write or fsync, or a metadata commit, failed: how long the broker keeps its listeners, refusing produce (KAFKA_STORAGE_ERROR) with /readyz 503 and sediment_storage_failed 1, before it exits non-zero for its supervisor to restart it")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit for the Go runtime in bytes (GOMEMLIMIT); 0: the two caches plus 96 MiB; -1: none")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -190,6 +192,7 @@ func (c *serveConfig) validate() error {
 	check(c.GCGrace > 0, "--object-gc-grace %s: must be positive", c.GCGrace)
 	check(c.OrphanGrace >= time.Minute, "--orphan-grace %s: want at least 1m (uploads in flight must never look orphaned)", c.OrphanGrace)
 	check(c.TableOrphans > 0, "--table-orphan-grace %s: must be positive", c.TableOrphans)
+	check(c.FailedExitDelay >= 0 && c.FailedExitDelay <= 10*time.Minute, "--storage-failed-exit-delay %s: want 0..10m", c.FailedExitDelay)
 	check(c.MemoryLimit >= -1, "--memory-limit %d: want -1 (none), 0 (automatic) or a byte count", c.MemoryLimit)
 	check(c.Metadata == "bbolt", "--metadata %q: only bbolt is supported so far (etcd:// comes with clustering)", c.Metadata)
 	if c.ObjectStore == "" {

@@ -9,7 +9,8 @@ import (
 )
 
 // httpHandler serves /metrics (Prometheus), /healthz (the process is up),
-// /readyz (storage recovered and the Kafka listener accepting) and
+// /readyz (storage recovered and the Kafka listener accepting; 503 with the
+// reason once storage failed) and
 // /debug/pprof/ (profiles; the listener is loopback by default).
 func (b *broker) httpHandler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
@@ -18,6 +19,10 @@ func (b *broker) httpHandler(reg *prometheus.Registry) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := b.storageFailure(); err != nil {
+			http.Error(w, "storage failed: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		if !b.ready.Load() {
 			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
 			return

@@ -30,7 +30,8 @@ import (
 )
 
 // serve runs the broker until SIGINT or SIGTERM, then shuts down
-// gracefully: stop taking connections, upload what is pending, close.
+// gracefully: stop taking connections, upload what is pending, close. If
+// its storage fails, it fails closed (see failClosed) and returns an error.
 func serve(cfg *serveConfig) error {
 	logger := newLogger(cfg)
 	slog.SetDefault(logger)
@@ -49,6 +50,10 @@ func serve(cfg *serveConfig) error {
 		logger.Info("shutting down", "reason", context.Cause(ctx))
 	case err := <-b.serveErr:
 		logger.Error("listener failed", "err", err)
+	case <-b.log.Failed():
+		return b.failClosed(ctx, cfg.FailedExitDelay)
+	case <-b.bolt.Failed():
+		return b.failClosed(ctx, cfg.FailedExitDelay)
 	}
 	return b.close()
 }
@@ -56,6 +61,7 @@ func serve(cfg *serveConfig) error {
 // broker is the wired set of components of one running broker.
 type broker struct {
 	meta      *metadata.Store
+	bolt      *metadata.Bolt // meta's backend, watched for a failed commit
 	brokerCfg *config.Dynamic
 	store     objectstore.Store
 	log       *partition.Log
@@ -100,7 +106,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 	if err != nil {
 		return fmt.Errorf("--metadata: %w", err)
 	}
-	b.meta = metadata.NewStore(kv)
+	b.bolt, b.meta = kv, metadata.NewStore(kv)
 	// One owner of the dynamic broker configs, shared by the log, the
 	// group coordinator and the protocol (through the log).
 	b.brokerCfg, err = config.NewDynamic(ctx, b.meta, metadata.IsConflict)
@@ -117,7 +123,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		durability = partition.DurabilityObject
 	}
 	b.log, err = partition.Open(ctx, partition.Options{
-		Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"),
+		Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"), WALFS: testWALFS,
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes, UploadConcurrency: cfg.UploadConc,
 		FlushTimeout: cfg.Timeouts.Flush, BlockLoadTimeout: cfg.Timeouts.BlockLoad,
@@ -135,6 +141,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		return err
 	}
 	b.log.RegisterGauges(reg)
+	b.registerStorageGauge(reg)
 	return nil
 }
 
@@ -209,7 +216,7 @@ func (b *broker) close() error {
 		cancel()
 		<-b.httpDone // Serve returns at once after Shutdown
 	}
-	err := errors.Join(errs...)
+	err := errors.Join(withoutFailure(errs, b.storageFailure())...)
 	if err != nil {
 		b.logger.Error("shutdown finished with errors", "err", err)
 	} else {

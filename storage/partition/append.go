@@ -43,6 +43,9 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	if l.closed.Load() {
 		return AppendResult{}, ErrClosed
 	}
+	if err := l.checkFailed(); err != nil {
+		return AppendResult{}, err
+	}
 	if err := l.waitForRoom(ctx); err != nil {
 		return AppendResult{}, err
 	}
@@ -146,7 +149,7 @@ func (l *Log) Wait(ctx context.Context, res AppendResult) error {
 		return nil
 	}
 	if !d.hasWAL {
-		return d.p.waitHW(ctx, d.end, d.resets)
+		return l.waitHW(ctx, d)
 	}
 	if err := l.wal.Wait(ctx, d.walEnd); err != nil {
 		if ctx.Err() != nil {
@@ -156,6 +159,21 @@ func (l *Log) Wait(ctx context.Context, res AppendResult) error {
 	}
 	d.p.advanceHW(d.end)
 	return nil
+}
+
+// waitHW waits for d's end to be under the high watermark, which only an
+// upload (or the WAL fsync of the batch a duplicate repeats) raises. A
+// failed log does neither any more, so its failure ends the wait.
+func (l *Log) waitHW(ctx context.Context, d durableToken) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(l.failure.ctx, cancel)
+	defer stop()
+	err := d.p.waitHW(ctx, d.end, d.resets)
+	if ferr := l.checkFailed(); err != nil && ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // walBatchHeaderFor is the part of a WAL batch record before the batch.

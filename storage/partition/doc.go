@@ -32,6 +32,12 @@
 // are skipped, the rest are re-queued for upload with their producer state,
 // so nothing acknowledged is lost and nothing is uploaded twice.
 //
+// A failed WAL write or fsync fails the log for good (Fail, Failed): the
+// page cache's state is unknown after it, so nothing is retried. Appends get
+// ErrStorage, uploads stop, Close writes nothing more, and the owner
+// restarts so that recovery decides what survived. The WAL calls Fail with
+// its own lock held; Fail never blocks.
+//
 // Locks, in the order they may be taken: uploader.step (whoever moves the
 // upload pipeline on), Log.appendGate (shared by appends,
 // exclusive for the uploader's cut), Partition.mu, uploader.mu and

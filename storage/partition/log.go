@@ -225,8 +225,10 @@ type Log struct {
 	producerExpiration atomic.Int64
 
 	closed atomic.Bool
-	stop   context.CancelFunc
+	stop   context.CancelFunc // stops the background goroutines: on Close, or on failure
 	done   sync.WaitGroup
+
+	failure *failure // sticky: the WAL, or the owner through Fail, says storage failed
 }
 
 // Open loads topics from metadata, recovers the WAL and starts the uploader.
@@ -248,6 +250,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		topics: map[string]*Topic{},
 		byID:   map[metadata.TopicID]*Topic{},
 	}
+	l.failure = newFailure()
 	l.tail = newTailCache(opts.TailCacheBytes)
 	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, opts.ReadaheadBlocks, l.m)
 	l.streams = newStreamTable(l.store, opts.Streams, opts.StreamReadahead, l.m)
@@ -260,19 +263,22 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	opts.BrokerConfig.OnChange(l.brokerConfigChanged)
 	l.up = newUploader(l)
 	l.durable = newDurableNotifier(l)
+	// Before the WAL opens: from then on a failed fsync may call Fail.
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.stop = cancel
 	start := time.Now()
 	if err := l.openWAL(); err != nil {
+		cancel()
 		return nil, err
 	}
 	l.up.lastCut = l.wal.Head()
 	if err := l.up.releaseWAL(ctx); err != nil {
+		cancel()
 		l.wal.Close()
 		return nil, err
 	}
 	l.log.Info("log recovered", "topics", len(l.topics), "wal_retained_bytes", l.wal.Stats().Retained,
 		"upload_pending_bytes", l.up.Pending(), "took", time.Since(start).Round(time.Millisecond))
-	runCtx, cancel := context.WithCancel(context.Background())
-	l.stop = cancel
 	l.done.Add(3)
 	go func() {
 		defer l.done.Done()
@@ -337,13 +343,18 @@ func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) 
 }
 
 // Close stops taking appends, uploads everything pending, and closes the WAL.
+// A failed log (see Fail) uploads nothing and writes nothing more: Close
+// only stops it and closes its files, and returns the failure.
 func (l *Log) Close() error {
 	if l.closed.Swap(true) {
 		return nil
 	}
 	l.stop()
 	l.done.Wait()
-	err := l.up.flushAll(context.Background())
+	err := l.failure.get()
+	if err == nil {
+		err = l.up.flushAll(context.Background())
+	}
 	if cerr := l.wal.Close(); err == nil {
 		err = cerr
 	}

@@ -50,6 +50,7 @@ func (l *Log) openWAL() error {
 			l.m.fsyncSeconds.Observe(d.Seconds())
 			l.durable.synced()
 		},
+		OnFail: l.Fail,
 	}, replay)
 	if err != nil {
 		return fmt.Errorf("partition: recover WAL: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -75,4 +76,46 @@ func checkFailed(t *testing.T, tl *testLog, w *WAL, boom error, before []frame) 
 	tl.fs.Crash()
 	_, got := tl.open()
 	sameFrames(t, got[:len(before)], before)
+}
+
+// TestFailureSurfaced checks that a failed fsync is surfaced to the log's
+// owner once, through OnFail and Err, and is never retried: a later Sync
+// that would succeed changes nothing, and the owner's hook replaces the
+// log's own error line, so the failure is said once.
+func TestFailureSurfaced(t *testing.T) {
+	t.Parallel()
+	tl := newTestLog(t, 1<<20)
+	var calls []error // appended under the WAL's lock, read after Close
+	tl.opts.OnFail = func(err error) { calls = append(calls, err) }
+	w, _ := tl.open()
+	appendN(t, w, 0, 3, func(int) int { return 100 })
+	syncOrFatal(t, w)
+	if err := w.Err(); err != nil {
+		t.Fatalf("Err of a healthy log: %v", err)
+	}
+	boom := errors.New("injected EIO")
+	tl.fs.FailNextSync(boom)
+	if _, _, err := w.Append(1, []byte("unsynced")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("Sync with a failing fsync: %v", err)
+	}
+	if err := w.Err(); !errors.Is(err, boom) {
+		t.Fatalf("Err after a failed fsync: %v, want the injected error", err)
+	}
+	// The next fsync would succeed: the log must not try it.
+	if err := w.Sync(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("Sync after the failure: %v", err)
+	}
+	if err := w.Err(); !errors.Is(err, boom) {
+		t.Fatalf("Err is not sticky: %v", err)
+	}
+	w.Close()
+	if len(calls) != 1 || !errors.Is(calls[0], boom) {
+		t.Fatalf("OnFail calls: %v, want one with the injected error", calls)
+	}
+	if strings.Contains(tl.logs.String(), "log failed") {
+		t.Fatalf("the WAL logged the failure its owner reports:\n%s", tl.logs)
+	}
 }

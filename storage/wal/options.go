@@ -34,6 +34,14 @@ type Options struct {
 	// with its duration and the number of bytes it made durable. It must
 	// not block and must not call back into the WAL.
 	OnSync func(d time.Duration, bytes int)
+	// OnFail, if set, is called once, by the flusher, when the log fails
+	// for good (a write or fsync error; see Err), with the failure. After a
+	// failed fsync the page cache's state is unknown, so the owner should
+	// stop writing and restart from recovery rather than retry. It is
+	// called with the log's lock held: it must not block and must not call
+	// back into the WAL. When nil, the failure is logged at Error instead;
+	// when set, reporting it is the owner's job, so it is said once.
+	OnFail func(err error)
 	// Repair, when true, makes Open cut the log at a corrupt frame or
 	// segment (deleting everything after it, logged at Error) instead of
 	// failing with a *CorruptionError. Acknowledged data is lost and the

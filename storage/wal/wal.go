@@ -177,12 +177,25 @@ func (w *WAL) wakeLocked() {
 	w.changed = make(chan struct{})
 }
 
-// failLocked makes err the log's sticky failure (the first one wins) and
-// wakes every waiter.
+// failLocked makes err the log's sticky failure (the first one wins),
+// tells the owner and wakes every waiter.
 func (w *WAL) failLocked(err error) {
 	if w.err == nil {
 		w.err = err
-		w.opts.Logger.Error("wal: log failed; no more appends", "dir", w.opts.Dir, "err", err)
+		if w.opts.OnFail != nil {
+			w.opts.OnFail(err)
+		} else {
+			w.opts.Logger.Error("wal: log failed; no more appends", "dir", w.opts.Dir, "err", err)
+		}
 	}
 	w.wakeLocked()
+}
+
+// Err returns the log's sticky failure: nil while it is healthy, and for
+// good once a write or fsync failed. A failed log takes no more appends
+// and writes nothing more; what was durable before stays readable.
+func (w *WAL) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }

@@ -79,24 +79,6 @@ func (p *Partition) Offsets() (logStart, hw int64) {
 	return p.logStart, p.hw
 }
 
-// advanceHW raises the high watermark to end and wakes waiting fetches.
-func (p *Partition) advanceHW(end int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advanceHWLocked(end)
-}
-
-func (p *Partition) advanceHWLocked(end int64) {
-	if end > p.next {
-		end = p.next
-	}
-	if end <= p.hw {
-		return
-	}
-	p.hw = end
-	p.wakeLocked()
-}
-
 func (p *Partition) wakeLocked() {
 	for _, ch := range p.waiters {
 		select {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
@@ -21,8 +22,8 @@ type blockCache struct {
 	limit     int64
 	m         *Metrics
 
-	mu      sync.Mutex // guards lru, entries, bytes and closed
-	lru     *list.List // of *block, most recent at the front
+	mu      lockrank.Mutex[lockrank.BlockCache] // guards lru, entries, bytes and closed
+	lru     *list.List                          // of *block, most recent at the front
 	entries map[blockKey]*block
 	bytes   int64
 	closed  bool

@@ -22,8 +22,45 @@
 // are skipped, the rest are re-queued for upload with their producer state,
 // so nothing acknowledged is lost and nothing is uploaded twice.
 //
-// Locks, in the order they may be taken: Log.appendGate (shared by appends,
-// exclusive for the uploader's cut), Partition.mu, uploader.mu and
-// tailCache.mu; Log.mu guards the topic maps and is never held while taking
-// a partition lock.
+// # Locks
+//
+// Every mutex below has a rank (storage/internal/lockrank); a goroutine
+// takes them in increasing rank only, and `go test -tags lockrank` panics
+// on any other order. Outermost first:
+//
+//	Log.appendGate       (RW) shared by an append from its WAL append to
+//	                     its partition marked dirty; exclusive for the
+//	                     uploader's cut (take)
+//	Log.mu               (RW) topics, byID, broker config; held across the
+//	                     metadata write of SetBrokerConfig, never while
+//	                     taking a partition lock
+//	Partition.mu         one partition's offsets, refs, producers, waiters
+//	durableNotifier.mu   the partitions with WAL frames not yet durable
+//	wal.WAL.releaseMu    serializes Release
+//	wal.WAL.mu           the WAL's positions and pending buffer
+//	uploader.mu          dirty partitions, pending bytes, room
+//	tailCache.mu         the FIFO of cached batches
+//	blockCache.mu        cached object blocks
+//	streamTable.mu       open streams of compacted segments
+//	seekHints.mu         seek hints of object reads
+//
+// The edges taken today, each read in the code:
+//
+//	appendGate  -> Partition.mu           Append
+//	appendGate  -> wal.mu, uploader.mu    uploader.take (the cut)
+//	Partition.mu -> durableNotifier.mu    appendLocked (note)
+//	Partition.mu -> wal.mu                appendLocked (wal.Append)
+//	Partition.mu -> uploader.mu           appendLocked, replayBatch (markDirty)
+//	Partition.mu -> tailCache.mu          appendLocked (push)
+//	wal.releaseMu -> wal.mu               wal.Release
+//	blockCache.mu -> streamTable.mu       blockCache.evictLocked (spare)
+//
+// The rest are leaves. No lock of this package is held across object-store
+// I/O; a partition's lock is never held across metadata I/O. Callbacks run
+// without the caller's lock: the WAL's OnSync (the flusher holds no WAL
+// lock then), streamTable.onOpen (blockCache.trim), and tailCache.push
+// returns its victims for the appender to evict once it let go of its
+// partition (evict takes the victim's Partition.mu, so two partition locks
+// are never held at once). The WAL's MemFS (tests) takes its own lock
+// inside file operations, which the WAL runs outside wal.mu.
 package partition

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/wal"
 )
@@ -161,9 +162,9 @@ type Log struct {
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a
 	// consistent cut of the WAL.
-	appendGate sync.RWMutex
+	appendGate lockrank.RWMutex[lockrank.LogAppendGate]
 
-	mu       sync.RWMutex // guards topics, byID and brokerCfg
+	mu       lockrank.RWMutex[lockrank.LogTopics] // guards topics, byID and brokerCfg
 	topics   map[string]*Topic
 	byID     map[metadata.TopicID]*Topic
 	brokerCV int64 // version of the broker config in metadata

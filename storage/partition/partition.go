@@ -3,9 +3,9 @@ package partition
 import (
 	"context"
 	"sort"
-	"sync"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -33,7 +33,7 @@ type Partition struct {
 	topic *Topic
 	index int32
 
-	mu sync.Mutex // guards every field below
+	mu lockrank.Mutex[lockrank.Partition] // guards every field below
 	// logStart is the first readable offset; hw (high watermark) ends what
 	// consumers may read: data below it is durable under the durability
 	// mode. next is the offset the next batch gets. committed ends the part

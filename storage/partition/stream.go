@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
@@ -153,7 +154,7 @@ type streamTable struct {
 	ahead int // chunks a stream reads ahead
 	m     *Metrics
 
-	mu      sync.Mutex // guards idle, opening, open and closed
+	mu      lockrank.Mutex[lockrank.Streams] // guards idle, opening, open and closed
 	idle    map[streamKey]*segStream
 	opening map[streamKey]chan struct{} // warm's opens in flight; closed when done
 	warmed  int                         // streams warm opened (for tests)

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"runtime/pprof"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/wal"
 )
@@ -28,7 +28,7 @@ type uploader struct {
 	// one at a time (the uploader goroutine, or Close after it stopped).
 	buf []byte
 
-	mu      sync.Mutex // guards dirty, pending and room
+	mu      lockrank.Mutex[lockrank.Uploader] // guards dirty, pending and room
 	dirty   map[*Partition]struct{}
 	pending int64         // bytes appended and not yet uploaded
 	room    chan struct{} // closed and replaced whenever pending shrinks

@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"encoding/binary"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,17 +23,28 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 	}))
 	b.createTopic("race", 1, nil)
 	const batches = 1500
-	produced := make(chan error, 1)
+	var producer sync.WaitGroup
+	var produceErr error
+	stop := make(chan struct{})
 	pc := b.dial()
+	producer.Add(1)
 	go func() { // acks=all, so every batch is in the WAL before the next
+		defer producer.Done()
 		for i := range batches {
-			p := pc.produce("race", 0, plainBatch(1, 200, int64(i)).build(t))
-			if p.ErrorCode != 0 {
-				produced <- kerrName(p.ErrorCode)
+			select {
+			case <-stop: // the consumer failed
+				return
+			default:
+			}
+			if p := pc.produce("race", 0, plainBatch(1, 200, int64(i)).build(t)); p.ErrorCode != 0 {
+				produceErr = fmt.Errorf("produce %d: %s", i, errName(p.ErrorCode))
 				return
 			}
 		}
-		produced <- nil
+	}()
+	defer func() { // before the cleanups close the connections
+		close(stop)
+		producer.Wait()
 	}()
 	c := b.dial()
 	var next int64
@@ -41,6 +54,7 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 			t.Fatalf("no progress: read up to %d of %d in %d fetches", next, batches, round)
 		}
 		req := fetchReq(12, "race", [16]byte{}, 0, next)
+		req.MinBytes, req.MaxWaitMillis = 1, 5000 // at the high watermark, wait for the producer
 		req.Topics[0].Partitions[0].PartitionMaxBytes = 64 << 10
 		p := c.fetchOne(req)
 		if p.ErrorCode != 0 {
@@ -61,14 +75,11 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 			next = last + 1
 		}
 	}
-	if err := <-produced; err != nil {
-		t.Fatal(err)
+	producer.Wait()
+	if produceErr != nil {
+		t.Fatal(produceErr)
 	}
 	if errs > 0 {
 		t.Errorf("%d fetches failed; a read racing a WAL release should retry from the object store", errs)
 	}
 }
-
-type kerrName int16
-
-func (k kerrName) Error() string { return "produce: " + errName(int16(k)) }

@@ -27,6 +27,7 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 	var produceErr error
 	stop := make(chan struct{})
 	pc := b.dial()
+	now := time.Now().UnixMilli() // recent, or retention.ms deletes what is uploaded
 	producer.Add(1)
 	go func() { // acks=all, so every batch is in the WAL before the next
 		defer producer.Done()
@@ -36,7 +37,7 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 				return
 			default:
 			}
-			if p := pc.produce("race", 0, plainBatch(1, 200, int64(i)).build(t)); p.ErrorCode != 0 {
+			if p := pc.produce("race", 0, plainBatch(1, 200, now+int64(i)).build(t)); p.ErrorCode != 0 {
 				produceErr = fmt.Errorf("produce %d: %s", i, errName(p.ErrorCode))
 				return
 			}
@@ -62,7 +63,9 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 				t.Fatalf("fetch at %d: error %s with %d bytes of records", next, errName(p.ErrorCode), len(p.RecordBatches))
 			}
 			if errs++; errs > 100 {
-				t.Fatalf("fetch at %d: error %s, %d times", next, errName(p.ErrorCode), errs)
+				tp, _ := b.log.Topic("race")
+				ls, hw := tp.Partition(0).Offsets()
+				t.Fatalf("fetch at %d: error %s, %d times (log start %d, high watermark %d)", next, errName(p.ErrorCode), errs, ls, hw)
 			}
 			continue
 		}

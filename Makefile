@@ -27,12 +27,15 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/
 	$(GO) vet -tags compose ./cmd/broker/
+	$(GO) vet -tags lockrank ./storage/...
 
 # Every package, race detector on. Integration tests start real clients
 # (franz-go, sarama, confluent-kafka-go with its bundled librdkafka) against
-# real brokers on loopback, and a real MinIO server.
+# real brokers on loopback, and a real MinIO server. Then the storage path
+# again with its lock order checked (-tags lockrank, storage/internal/lockrank).
 unit: minio
 	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 20m -tags lockrank ./storage/internal/... ./storage/wal/... ./storage/partition/...
 
 # Installs the pinned MinIO server into .bin unless the binary there is
 # already that version (go version -m reads it from the binary). About 5

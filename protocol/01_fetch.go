@@ -5,7 +5,9 @@ package protocol
 // partition with data returns at least one whole batch even when it is
 // larger than the limits (KIP-74); otherwise partition_max_bytes and
 // max_bytes bound the answer. When fewer than min_bytes are ready the fetch
-// long-polls on the partitions' high watermarks until max_wait_ms.
+// long-polls on the partitions' high watermarks until max_wait_ms. A
+// partition answered with an error carries no records and offsets of -1,
+// as in Kafka; partition.Log.Read never returns both.
 //
 // Fetch sessions (KIP-227) are declined: the answer always carries session
 // id 0, which tells the client that no session was created, so every fetch
@@ -170,14 +172,17 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			continue
 		}
 		res, err := r.s.log.Read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
+		t.resp.ErrorCode = errorCode(err)
+		t.resp.RecordBatches = noRecords
 		if err != nil {
-			// Kafka reports unknown offsets (-1) with a failed partition.
-			res.HighWatermark, res.LogStartOffset = -1, -1
+			// Kafka reports unknown offsets (-1), and no records, with
+			// a failed partition.
+			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = -1, -1, -1
+			failed = true
+			continue
 		}
 		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
 		t.resp.LogStartOffset = res.LogStartOffset
-		t.resp.ErrorCode = errorCode(err)
-		t.resp.RecordBatches = noRecords
 		switch {
 		case res.Wire != nil:
 			r.records = append(r.records, fetchRecords{t.resp, res.Wire})
@@ -185,7 +190,6 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			r.records = append(r.records, fetchRecords{t.resp, res.Batches})
 		}
 		total += res.Bytes
-		failed = failed || err != nil
 	}
 	return total, failed
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
@@ -24,8 +25,8 @@ type blockCache struct {
 	// and so runs detached from the first one's context.
 	loadTimeout time.Duration
 
-	mu      sync.Mutex // guards lru, entries, bytes and closed
-	lru     *list.List // of *block, most recent at the front
+	mu      lockrank.Mutex[lockrank.BlockCache] // guards lru, entries, bytes and closed
+	lru     *list.List                          // of *block, most recent at the front
 	entries map[blockKey]*block
 	bytes   int64
 	closed  bool

@@ -38,9 +38,50 @@
 // restarts so that recovery decides what survived. The WAL calls Fail with
 // its own lock held; Fail never blocks.
 //
-// Locks, in the order they may be taken: uploader.step (whoever moves the
-// upload pipeline on), Log.appendGate (shared by appends,
-// exclusive for the uploader's cut), Partition.mu, uploader.mu and
-// tailCache.mu; Log.mu guards the topic maps and is never held while taking
-// a partition lock.
+// # Locks
+//
+// Every mutex below has a rank (storage/internal/lockrank); a goroutine
+// takes them in increasing rank only, and `go test -tags lockrank` panics
+// on any other order. Two locks sit outside the ranks, each taken only
+// with none of the others held: uploader.step (whoever moves the upload
+// pipeline on; it then takes the ranked locks) and compactState.mu (one
+// compaction pass at a time). Outermost first:
+//
+//	Log.appendGate       (RW) shared by an append from its WAL append to
+//	                     its partition marked dirty; exclusive for the
+//	                     uploader's cut (take)
+//	Log.mu               (RW) topics and byID; never held across I/O nor
+//	                     while taking a partition lock (the broker configs
+//	                     are config.Dynamic's, which readers never wait on)
+//	Partition.mu         one partition's offsets, refs, producers, waiters
+//	durableNotifier.mu   the partitions with WAL frames not yet durable
+//	wal.WAL.releaseMu    serializes Release
+//	wal.WAL.mu           the WAL's positions and pending buffer
+//	uploader.mu          dirty partitions, pending bytes, room
+//	tailCache.mu         the FIFO of cached batches
+//	blockCache.mu        cached object blocks
+//	streamTable.mu       open streams of compacted segments
+//	seekHints.mu         seek hints of object reads
+//
+// The edges taken today, each read in the code:
+//
+//	appendGate  -> Partition.mu           Append
+//	appendGate  -> wal.mu, uploader.mu    uploader.take (the cut)
+//	Partition.mu -> durableNotifier.mu    appendLocked (note)
+//	Partition.mu -> wal.mu                appendLocked (wal.Append)
+//	Partition.mu -> uploader.mu           appendLocked, replayBatch (markDirty)
+//	Partition.mu -> tailCache.mu          appendLocked (push)
+//	wal.releaseMu -> wal.mu               wal.Release
+//	blockCache.mu -> streamTable.mu       blockCache.evictLocked (spare)
+//
+// The rest are leaves. No lock of this package is held across object-store
+// I/O; a partition's lock is held across metadata I/O only by
+// BumpLeaderEpoch, so that no append lands between the epoch's start offset
+// and its write (a bump is rare: a change of owner). Callbacks run
+// without the caller's lock: the WAL's OnSync (the flusher holds no WAL
+// lock then), streamTable.onOpen (blockCache.trim), and tailCache.push
+// returns its victims for the appender to evict once it let go of its
+// partition (evict takes the victim's Partition.mu, so two partition locks
+// are never held at once). The WAL's MemFS (tests) takes its own lock
+// inside file operations, which the WAL runs outside wal.mu.
 package partition

@@ -3,8 +3,8 @@ package partition
 import (
 	"context"
 	"runtime/pprof"
-	"sync"
 
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -16,7 +16,7 @@ type durableNotifier struct {
 	l    *Log
 	kick chan struct{} // one slot: an fsync happened
 
-	mu    sync.Mutex // guards dirty
+	mu    lockrank.Mutex[lockrank.Notifier] // guards dirty
 	dirty map[*Partition]struct{}
 }
 

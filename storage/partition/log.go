@@ -11,6 +11,7 @@ import (
 
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/wal"
 )
@@ -215,9 +216,9 @@ type Log struct {
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a
 	// consistent cut of the WAL.
-	appendGate sync.RWMutex
+	appendGate lockrank.RWMutex[lockrank.LogAppendGate]
 
-	mu     sync.RWMutex // guards topics and byID
+	mu     lockrank.RWMutex[lockrank.LogTopics] // guards topics and byID
 	topics map[string]*Topic
 	byID   map[metadata.TopicID]*Topic
 	// producerExpiration is producer.id.expiration.ms, a copy of the

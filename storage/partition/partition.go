@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -35,7 +35,7 @@ type Partition struct {
 	topic *Topic
 	index int32
 
-	mu sync.Mutex // guards every field below
+	mu lockrank.Mutex[lockrank.Partition] // guards every field below
 	// logStart is the first readable offset; hw (high watermark) ends what
 	// consumers may read: data below it is durable under the durability
 	// mode. next is the offset the next batch gets. committed ends the part
@@ -91,24 +91,6 @@ func (p *Partition) Offsets() (logStart, hw int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.logStart, p.hw
-}
-
-// advanceHW raises the high watermark to end and wakes waiting fetches.
-func (p *Partition) advanceHW(end int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advanceHWLocked(end)
-}
-
-func (p *Partition) advanceHWLocked(end int64) {
-	if end > p.next {
-		end = p.next
-	}
-	if end <= p.hw {
-		return
-	}
-	p.hw = end
-	p.wakeLocked()
 }
 
 func (p *Partition) wakeLocked() {

@@ -83,16 +83,29 @@ func (r FetchResult) WholeBatches() ([][]byte, error) {
 // maxBytes (the first batch is returned whole even when larger, as Kafka
 // does when first is set, KIP-74). It never returns data at or past the high
 // watermark. Reading at the high watermark returns no batches.
+//
+// Read returns batches and no error, or an error and no batches, never
+// both. A read that fails after some batches returns those alone: the
+// reader's next read continues after them. A read that finds its batches
+// moved (uploaded and their WAL released, or compacted and their object
+// collected) plans again, a bounded number of times.
 func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
-	res, err := l.read(ctx, p, offset, maxBytes, first)
-	if err != nil && res.Bytes == 0 && retryableRead(err) {
-		// What the plan pointed at moved while we read: a batch was
-		// uploaded and its WAL released, or a segment was compacted and
-		// its object collected. Plan again.
-		return l.read(ctx, p, offset, maxBytes, first)
+	for attempt := 1; ; attempt++ {
+		res, err := l.read(ctx, p, offset, maxBytes, first)
+		if err == nil {
+			return res, nil
+		}
+		if !retryableRead(err) || attempt == maxReadAttempts || ctx.Err() != nil {
+			res.Batches, res.Wire, res.Bytes, res.Source = nil, nil, 0, ""
+			return res, err
+		}
 	}
-	return res, err
 }
+
+// maxReadAttempts bounds Read's planning: each retry follows a batch that
+// moved down a tier (cache, WAL, object store), and compaction moving it
+// once more is rare.
+const maxReadAttempts = 4
 
 func retryableRead(err error) bool {
 	return objectstore.IsNotExist(err) || errors.Is(err, wal.ErrReleased) || errors.Is(err, os.ErrClosed)
@@ -166,6 +179,11 @@ func (p *Partition) readsObjects(offset int64) bool {
 // or after it, and whether offset lies before the refs (in the objects).
 func (p *Partition) beforeRefsLocked(offset int64) (int, bool) {
 	i := p.findLocked(offset)
+	// An uploaded batch no longer cached is read from the object store:
+	// the uploader may release its WAL frame at any moment.
+	for i < p.firstNew && p.refs[i].data == nil {
+		i++
+	}
 	return i, i == len(p.refs) || p.refs[i].base > offset
 }
 
@@ -182,6 +200,9 @@ func (l *Log) readRefs(plan readPlan, maxBytes int, first bool) (FetchResult, er
 		if data == nil {
 			var err error
 			if data, err = l.refData(r); err != nil {
+				if len(res.Batches) > 0 {
+					break // a partial read; the next one starts here
+				}
 				return res, err
 			}
 			res.Source = "wal"

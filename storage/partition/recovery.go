@@ -69,6 +69,8 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 	}
 	b := readHeader(raw)
 	base := batchBaseOffset(raw)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if base < p.next {
 		return false, nil // committed before the crash
 	}
@@ -81,7 +83,8 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
 		size: len(raw), walPos: pos, hasWAL: true, appendMs: l.now().UnixMilli()}
 	p.producers.update(&b, base, ref.appendMs)
-	p.next, p.hw = ref.end, ref.end
+	p.next = ref.end
+	p.advanceHWLocked(ref.end)
 	p.refs = append(p.refs, ref)
 	l.up.markDirty(p, int64(ref.size))
 	return true, nil

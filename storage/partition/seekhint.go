@@ -1,6 +1,6 @@
 package partition
 
-import "sync"
+import "github.com/sediment-io/sediment/storage/internal/lockrank"
 
 // seekHints remembers, for object-store reads, where in a segment's region
 // the batch starting at a given offset lies: the position right after the
@@ -10,7 +10,7 @@ import "sync"
 // 64 MiB compacted segment would walk (and, once the block cache has let
 // them go, GET again) every block before its position on every fetch.
 type seekHints struct {
-	mu    sync.Mutex // guards hints
+	mu    lockrank.Mutex[lockrank.SeekHints] // guards hints
 	hints map[seekKey]int64
 }
 

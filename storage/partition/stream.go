@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
@@ -158,7 +159,7 @@ type streamTable struct {
 	// sends nothing for that long.
 	idleAfter, stall time.Duration
 
-	mu      sync.Mutex // guards idle, opening, open and closed
+	mu      lockrank.Mutex[lockrank.Streams] // guards idle, opening, open and closed
 	idle    map[streamKey]*segStream
 	opening map[streamKey]chan struct{} // warm's opens in flight; closed when done
 	warmed  int                         // streams warm opened (for tests)

@@ -1,12 +1,12 @@
 package partition
 
-import "sync"
+import "github.com/sediment-io/sediment/storage/internal/lockrank"
 
 // tailCache bounds the bytes of recent batches held in memory across all
 // partitions. Batches leave in append order (oldest first); an evicted batch
 // is then read from the WAL (not yet uploaded) or the object store.
 type tailCache struct {
-	mu    sync.Mutex // guards queue and bytes
+	mu    lockrank.Mutex[lockrank.TailCache] // guards queue and bytes
 	queue []*batchRef
 	head  int // queue[head:] are cached
 	bytes int64

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -42,7 +43,7 @@ type uploader struct {
 	keysMu sync.Mutex          // guards keys
 	keys   map[string]struct{} // keys of the objects in queue
 
-	mu      sync.Mutex // guards dirty, pending and room
+	mu      lockrank.Mutex[lockrank.Uploader] // guards dirty, pending and room
 	dirty   map[*Partition]struct{}
 	pending int64         // bytes appended and not yet committed
 	room    chan struct{} // closed and replaced whenever pending shrinks

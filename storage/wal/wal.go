@@ -21,12 +21,12 @@ type WAL struct {
 	done      chan struct{} // closed by the flusher when it exits
 	closeOnce sync.Once
 	closeErr  error      // result of the one Close, set inside closeOnce
-	releaseMu sync.Mutex // serializes Release, so segments are deleted oldest first
+	releaseMu walRelease // serializes Release, so segments are deleted oldest first
 
 	act         *segment // segment the flusher appends to; flusher-owned
 	actUnsynced int      // bytes written to act since its last fsync; flusher-owned
 
-	mu            sync.Mutex    // guards every field below
+	mu            walMutex      // guards every field below
 	head          Pos           // end of the last appended frame
 	written       Pos           // everything before it is in segment files
 	durable       Pos           // everything before it is fsynced

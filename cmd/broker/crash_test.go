@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +47,13 @@ func produceSequence(ctx context.Context, cl *kgo.Client, topic string, n int, a
 	}
 }
 
+// snapshot returns the values acknowledged so far.
+func (a *ackLog) snapshot() map[string]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.acked)
+}
+
 func (a *ackLog) count() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -65,22 +72,29 @@ func (a *ackLog) waitAcked(t *testing.T, n int) {
 }
 
 // tearWALTail appends a torn, never-acknowledged frame to the newest WAL
-// segment, as a power loss in the middle of a write leaves it.
-func tearWALTail(t *testing.T, dataDir string, junk []byte) {
+// segment, as a power loss in the middle of a write leaves it, and returns
+// the segment's path and its size before the tear.
+func tearWALTail(t *testing.T, dataDir string, junk []byte) (string, int64) {
 	t.Helper()
 	segs, err := filepath.Glob(filepath.Join(dataDir, "wal", "*.wal"))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("no WAL segments (%v)", err)
 	}
 	sort.Strings(segs)
-	f, err := os.OpenFile(segs[len(segs)-1], os.O_APPEND|os.O_WRONLY, 0)
+	path := segs[len(segs)-1]
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.Write(junk); err != nil {
 		t.Fatal(err)
 	}
+	return path, st.Size()
 }
 
 // readTopic consumes every partition of topic from the start to its high
@@ -150,78 +164,70 @@ func checkExactlyOnce(t *testing.T, parts map[int32][]*kgo.Record, acks *ackLog)
 	}
 }
 
-// TestCrashDuringIdempotentProduce kills the broker (SIGKILL) during
-// sustained idempotent produce and restarts it on the same data dir while
+// TestCrashDuringIdempotentProduce crashes the broker during sustained
+// idempotent produce and restarts it on the same data dir and bucket while
 // the producer keeps retrying: every acknowledged record is readable exactly
-// once, offsets contiguous.
+// once, offsets contiguous, on every object store backend. Each case also
+// checks what only its crash leaves behind (see crashCases).
 func TestCrashDuringIdempotentProduce(t *testing.T) {
-	cases := []struct {
-		name    string
-		env     []string // for the first run
-		crash   func(t *testing.T, p *brokerProc)
-		wantLog string   // the restarted broker must say this
-		flags   []string // for both runs
-	}{
-		{"sigkill", nil, func(t *testing.T, p *brokerProc) { p.kill() }, "batches_recovered", nil},
-		{"torn WAL tail", nil, func(t *testing.T, p *brokerProc) {
-			p.kill()
-			tearWALTail(t, p.dataDir, []byte{0, 0, 0x40, 0, 0xde, 0xad, 0xbe, 0xef, 1, 'p', 'a', 'r', 't'})
-		}, "truncating torn tail", nil},
-		{"zeroed WAL tail", nil, func(t *testing.T, p *brokerProc) {
-			p.kill()
-			tearWALTail(t, p.dataDir, make([]byte, 4096))
-		}, "truncating torn tail", nil},
-		{"kill between object PUT and metadata commit", []string{"SEDIMENT_TEST_CRASH_AFTER_PUTS=8"},
-			func(t *testing.T, p *brokerProc) {
-				if err := p.wait(); err == nil {
-					t.Fatal("broker exited cleanly; the crash seam did not fire")
+	for _, b := range crashBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			for _, tc := range crashCases() {
+				if b.sigkillOnly && tc.name != "sigkill" {
+					continue
 				}
-			}, "batches_recovered", nil},
-		{"sigkill with --durability object", nil, func(t *testing.T, p *brokerProc) { p.kill() }, "log recovered",
-			[]string{"--durability", "object"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			flags := append([]string{"--upload-interval", "100ms"}, tc.flags...)
-			p := startProc(t, dir, "", tc.env, flags...)
-			ctx, cancel := ctxFor(t, 180*time.Second)
-			defer cancel()
-			createTopics(t, p.addr, "crash", 4)
-			cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.ProducerLinger(2*time.Millisecond),
-				kgo.RecordRetries(1<<30), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
-			acks := &ackLog{acked: map[string]bool{}}
-			const total = 20000
-			produced := make(chan struct{})
-			go func() {
-				defer close(produced)
-				produceSequence(ctx, cl, "crash", total, acks)
-			}()
-			if tc.env == nil {
-				acks.waitAcked(t, 3000) // the crash seam picks its own moment
-			}
-			tc.crash(t, p)
-			if n := acks.count(); n == total {
-				t.Fatalf("all %d records were acknowledged before the crash: nothing was tested", n)
-			}
-			t.Logf("crashed with %d of %d records acknowledged", acks.count(), total)
-			p2 := startProc(t, dir, p.addr, nil, flags...)
-			if logs := p2.logs.String(); tc.wantLog != "" && !strings.Contains(logs, tc.wantLog) {
-				t.Fatalf("restarted broker did not log %q:\n%s", tc.wantLog, logs)
-			}
-			<-produced
-			acks.done.Wait()
-			parts := readTopic(t, p2.addr, "crash")
-			checkExactlyOnce(t, parts, acks)
-			if acks.count() != total {
-				t.Fatalf("%d of %d records acknowledged after the restart", acks.count(), total)
+				t.Run(tc.name, func(t *testing.T) { runCrashCase(t, b, tc) })
 			}
 		})
 	}
+}
+
+// runCrashCase starts a broker on b, produces 20,000 records with an
+// idempotent producer that retries forever, crashes the broker with tc once
+// records are acknowledged (or lets tc's crash seam pick the moment),
+// restarts it and checks that every acknowledged record is there exactly
+// once, then runs tc's own check.
+func runCrashCase(t *testing.T, b crashBackend, tc crashCase) {
+	dir := t.TempDir()
+	storeFlags, env, url := b.bucket(t, dir)
+	flags := append(append([]string{"--upload-interval", "100ms"}, storeFlags...), tc.flags...)
+	r := &crashRun{dir: dir, store: url}
+	first := startProc(t, dir, "", append(env, tc.env...), append(flags, tc.firstFlags...)...)
+	ctx, cancel := ctxFor(t, 180*time.Second)
+	defer cancel()
+	createTopics(t, first.addr, "crash", 4)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(first.addr), kgo.ProducerLinger(2*time.Millisecond),
+		kgo.RecordRetries(1<<30), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	acks := &ackLog{acked: map[string]bool{}}
+	const total = 20000
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		produceSequence(ctx, cl, "crash", total, acks)
+	}()
+	if tc.env == nil {
+		acks.waitAcked(t, 3000) // the crash seam picks its own moment
+	}
+	tc.crash(t, first, r)
+	r.acked = acks.snapshot()
+	if len(r.acked) == total {
+		t.Fatalf("all %d records were acknowledged before the crash: nothing was tested", total)
+	}
+	t.Logf("crashed with %d of %d records acknowledged", len(r.acked), total)
+	r.restarted = startProc(t, dir, first.addr, env, flags...)
+	r.startLogs = startLogs(t, r.restarted)
+	<-produced
+	acks.done.Wait()
+	r.parts = readTopic(t, r.restarted.addr, "crash")
+	checkExactlyOnce(t, r.parts, acks)
+	if acks.count() != total {
+		t.Fatalf("%d of %d records acknowledged after the restart", acks.count(), total)
+	}
+	tc.check(t, r)
 }
 
 // TestRestartReadsFromObjectStore: after a graceful shutdown (which uploads

@@ -38,12 +38,13 @@ func (s *seenLog) add(p int32, o int64) {
 	s.seen[p][o]++
 }
 
-// covers says whether every offset below end of every partition was seen.
-func (s *seenLog) covers(partitions int32, end int64) bool {
+// covers says whether every offset in [from, end) of every partition was
+// seen.
+func (s *seenLog) covers(partitions int32, from, end int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for p := range partitions {
-		for o := range end {
+		for o := from; o < end; o++ {
 			if s.seen[p][o] == 0 {
 				return false
 			}
@@ -52,18 +53,18 @@ func (s *seenLog) covers(partitions int32, end int64) bool {
 	return true
 }
 
-// below returns an offset under floor that was seen, -1 when none was.
-func (s *seenLog) below(floor int64) int64 {
+// lowest returns the lowest offset of partition p that was seen, -1 when
+// none was.
+func (s *seenLog) lowest(p int32) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, offs := range s.seen {
-		for o := range offs {
-			if o < floor {
-				return o
-			}
+	low := int64(-1)
+	for o := range s.seen[p] {
+		if low < 0 || o < low {
+			low = o
 		}
 	}
-	return -1
+	return low
 }
 
 // groupClient starts a consumer of a group that records what it receives
@@ -90,7 +91,7 @@ func TestGroupCommitsSurviveBrokerCrash(t *testing.T) {
 			seen := newSeenLog()
 			stop := tc.start(t, p.addr, group, topic, seen)
 			waitFor(t, "the first 100 records of each partition to be consumed and committed", func() bool {
-				return seen.covers(partitions, 100) && committedAt(t, p.addr, group, topic, partitions) == "100,100,100"
+				return seen.covers(partitions, 0, 100) && committedAt(t, p.addr, group, topic, partitions) == "100,100,100"
 			})
 
 			members := groupMemberIDs(t, p.addr, group)
@@ -101,7 +102,7 @@ func TestGroupCommitsSurviveBrokerCrash(t *testing.T) {
 			}
 			produceEven(t, p.addr, topic, partitions, 100)
 			waitFor(t, "the live consumer to consume and commit what was produced after the restart", func() bool {
-				return seen.covers(partitions, 200) && committedAt(t, p.addr, group, topic, partitions) == "200,200,200"
+				return seen.covers(partitions, 0, 200) && committedAt(t, p.addr, group, topic, partitions) == "200,200,200"
 			})
 			if got := groupMemberIDs(t, p.addr, group); got != members {
 				t.Fatalf("group members %s after the crash, %s before: the group was lost", got, members)
@@ -112,11 +113,16 @@ func TestGroupCommitsSurviveBrokerCrash(t *testing.T) {
 			produceEven(t, p.addr, topic, partitions, 10)
 			stop = tc.start(t, p.addr, group, topic, fresh)
 			defer stop()
-			waitFor(t, "a fresh consumer to consume from the committed offsets", func() bool {
-				return committedAt(t, p.addr, group, topic, partitions) == "210,210,210"
+			waitFor(t, "a fresh consumer to consume and commit up to the end of the log", func() bool {
+				return fresh.covers(partitions, 209, 210) && committedAt(t, p.addr, group, topic, partitions) == "210,210,210"
 			})
-			if o := fresh.below(200); o >= 0 {
-				t.Fatalf("a fresh consumer read offset %d, below the committed 200", o)
+			for part := range int32(partitions) {
+				if o := fresh.lowest(part); o != 200 {
+					t.Fatalf("a fresh consumer started partition %d at offset %d, want exactly the committed 200", part, o)
+				}
+			}
+			if !fresh.covers(partitions, 200, 210) {
+				t.Fatal("a fresh consumer skipped offsets between the committed 200 and the end of the log")
 			}
 		})
 	}

@@ -46,7 +46,7 @@ func TestCrashRecovery(t *testing.T) {
 	}{
 		{"wal only", false, false, 3},
 		{"after upload", true, false, 3},
-		{"torn tail", false, true, producerWindow - 1},
+		{"torn tail", false, true, metadata.ProducerWindow - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newLogEnv(t, nil)
@@ -156,7 +156,10 @@ func TestCrashBetweenPutAndCommit(t *testing.T) {
 	}
 	uploadAll(t, l)
 	checkContiguous(t, l, p, acked)
-	live := checkSegments(t, e.meta, tp.ID, int64(len(acked)))
+	live := map[string]bool{}
+	for _, seg := range checkSegments(t, e, tp.Partition(0), int64(len(acked))) {
+		live[seg.Object] = true
+	}
 	ctx := context.Background()
 	if live[orphan] {
 		t.Fatalf("the orphan %s is referenced by a segment", orphan)
@@ -211,29 +214,6 @@ func crashInsidePut(e *logEnv, l *Log, put <-chan string, block chan struct{}) s
 	l.blocks.close()
 	e.opts.AfterPut = nil
 	return key
-}
-
-// checkSegments checks that partition 0 of topic id is indexed from 0 to end
-// without a gap or an overlap, and returns the objects its segments name.
-func checkSegments(t *testing.T, meta *metadata.Store, id metadata.TopicID, end int64) map[string]bool {
-	t.Helper()
-	segs, err := meta.Segments(context.Background(), id, 0, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects := map[string]bool{}
-	next := int64(0)
-	for _, s := range segs {
-		if s.BaseOffset != next {
-			t.Fatalf("segment %+v: want base offset %d (segments %+v)", s, next, segs)
-		}
-		next = s.EndOffset
-		objects[s.Object] = true
-	}
-	if next != end {
-		t.Fatalf("segments end at %d, want %d (segments %+v)", next, end, segs)
-	}
-	return objects
 }
 
 func statErr(s objectstore.Store, key string) error {

@@ -20,6 +20,9 @@ var testWALFS wal.FS
 // storageFailure returns why the broker's local storage failed for good (a
 // WAL write or fsync, or a commit of the metadata file), or nil.
 func (b *broker) storageFailure() error {
+	if !b.opened.Load() { // the probes start before the storage opens
+		return nil
+	}
 	if b.log != nil {
 		if err := b.log.Failure(); err != nil {
 			return err

@@ -71,6 +71,7 @@ type broker struct {
 	http      *http.Server
 	httpDone  chan struct{} // closed when http.Serve has returned
 	ready     atomic.Bool
+	opened    atomic.Bool // log and bolt are set: the HTTP probes may look at them
 	serveErr  chan error
 	logger    *slog.Logger
 }
@@ -89,6 +90,7 @@ func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*b
 		b.close()
 		return nil, err
 	}
+	b.opened.Store(true)
 	if err := b.startTables(ctx, cfg, logger, reg); err != nil {
 		b.close()
 		return nil, err

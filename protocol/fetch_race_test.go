@@ -27,7 +27,7 @@ func TestFetchRacesUploadAndWALRelease(t *testing.T) {
 		o.WALFS = coldWALFS{FS: wal.OSFS{}, files: new(atomic.Int64)}
 	}))
 	b.createTopic("race", 1, nil)
-	const producers, perProducer, consumers = 4, 400, 4
+	const producers, perProducer, consumers = 4, 300, 4
 	var (
 		failures = make(chan error, producers+consumers)
 		quit     = make(chan struct{})

@@ -36,6 +36,9 @@ const (
 	objVersion    = 1
 )
 
+// crc32c checksums an object's index and footer.
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
 // ErrBadObject means an object's footer is malformed.
 var ErrBadObject = errors.New("partition: malformed data object")
 

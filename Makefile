@@ -52,11 +52,11 @@ minio:
 FUZZTIME ?= 20s
 fuzz-smoke:
 	$(GO) test ./protocol/ -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
-	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
+	$(GO) test ./storage/record/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzCorruptAt -fuzztime $(FUZZTIME)
-	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzDecodeRecords -fuzztime $(FUZZTIME)
+	$(GO) test ./storage/record/ -run '^$$' -fuzz FuzzDecodeRecords -fuzztime $(FUZZTIME)
 	$(GO) test ./table/ -run '^$$' -fuzz FuzzConvertJSON -fuzztime $(FUZZTIME)
 
 # The benchmark suite (bench/README.md): one workload, reports in

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
-	"github.com/sediment-io/sediment/storage/partition"
 )
 
 // Cluster is what the coordinator needs to know of the rest of the broker:
@@ -17,26 +16,6 @@ type Cluster interface {
 	// TopicPartitions returns a live topic's id and partition count; ok is
 	// false when no such topic exists.
 	TopicPartitions(name string) (id metadata.TopicID, partitions int32, ok bool)
-}
-
-// LogCluster adapts the broker's partition log to Cluster. Topics are
-// looked up on use, so a deleted topic is noticed on the next commit,
-// fetch or cleanup pass.
-func LogCluster(l *partition.Log, broker *config.Dynamic) Cluster { return logCluster{l, broker} }
-
-type logCluster struct {
-	l      *partition.Log
-	broker *config.Dynamic
-}
-
-func (c logCluster) BrokerConfig() map[string]string { return c.broker.Map() }
-
-func (c logCluster) TopicPartitions(name string) (metadata.TopicID, int32, bool) {
-	t, ok := c.l.Topic(name)
-	if !ok {
-		return metadata.TopicID{}, 0, false
-	}
-	return t.ID, int32(len(t.Partitions())), true
 }
 
 // settings are the group configs in effect for one operation.

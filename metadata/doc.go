@@ -6,7 +6,8 @@
 // their committed offsets.
 //
 // Two layers: KV is a small transactional key-value interface with versions
-// (backends: bbolt for one node, etcd for clusters); Store is the typed layer
+// (its one backend is bbolt, for one node; the interface keeps to what an
+// etcd backend for clusters can also offer); Store is the typed layer
 // above it. Every update is a compare-and-swap on the versions read, so a
 // second writer can never silently overwrite the first.
 //

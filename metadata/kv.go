@@ -46,8 +46,9 @@ func Delete(key string) Op { return Op{Key: key, Delete: true} }
 // DeletePrefix returns an Op that removes every key starting with prefix.
 func DeletePrefix(prefix string) Op { return Op{Key: prefix, DeletePrefix: true} }
 
-// KV is the transactional key-value store under the metadata layer. Backends:
-// bbolt (one node) and etcd (clusters). Every write goes through Txn, which
+// KV is the transactional key-value store under the metadata layer. Its
+// backend is bbolt (one node); it asks nothing an etcd backend (clusters)
+// could not give. Every write goes through Txn, which
 // applies all of its ops atomically only if every Cond holds, so a second
 // writer can never silently overwrite the first.
 type KV interface {

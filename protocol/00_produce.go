@@ -23,6 +23,7 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 func init() { register(kmsg.Produce, 3, 13, handleProduce) }
@@ -88,7 +89,7 @@ func (r *request) producePartition(ctx context.Context, req *kmsg.ProduceRequest
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		return fail(kerr.InvalidRequiredAcks.Code, nil)
 	case req.TransactionID != nil:
-		return fail(kerr.TransactionalIDAuthorizationFailed.Code, partition.ErrTransactional)
+		return fail(kerr.TransactionalIDAuthorizationFailed.Code, record.ErrTransactional)
 	case t == nil && req.Version >= 13:
 		return fail(kerr.UnknownTopicID.Code, nil)
 	case t == nil || t.Partition(rp.Partition) == nil:

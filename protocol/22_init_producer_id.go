@@ -8,14 +8,8 @@ package protocol
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal.
 
 import (
-	"context"
-	"fmt"
-	"sync"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/sediment-io/sediment/metadata"
 )
 
 func init() { register(kmsg.InitProducerID, 0, 5, handleInitProducerID) }
@@ -30,7 +24,11 @@ func handleInitProducerID(r *request) (kmsg.Response, error) {
 		resp.ErrorCode = r.code(kerr.TransactionalIDAuthorizationFailed.Code)
 		return resp, nil
 	}
-	id, err := r.s.pids.next(r.ctx())
+	if r.s.cfg.ProducerIDs == nil {
+		resp.ErrorCode = r.code(kerr.CoordinatorNotAvailable.Code)
+		return resp, nil
+	}
+	id, err := r.s.cfg.ProducerIDs.Next(r.ctx())
 	if err != nil {
 		r.s.lg.Warn("producer id allocation failed", "err", err)
 		resp.ErrorCode = r.code(kerr.CoordinatorNotAvailable.Code) // retriable
@@ -38,31 +36,4 @@ func handleInitProducerID(r *request) (kmsg.Response, error) {
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
 	return resp, nil
-}
-
-// producerIDBlock is how many ids one metadata update reserves.
-const producerIDBlock = 1000
-
-// producerIDs hands out producer ids from blocks reserved in metadata.
-type producerIDs struct {
-	meta *metadata.Store
-
-	mu     sync.Mutex // guards nextID and end
-	nextID int64
-	end    int64
-}
-
-func (p *producerIDs) next(ctx context.Context) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.nextID >= p.end {
-		first, err := p.meta.AllocateProducerIDs(ctx, producerIDBlock)
-		if err != nil {
-			return 0, fmt.Errorf("protocol: reserve producer ids: %w", err)
-		}
-		p.nextID, p.end = first, first+producerIDBlock
-	}
-	id := p.nextID
-	p.nextID++
-	return id, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // errorCode maps an error from the layers below to its Kafka error code.
@@ -26,13 +27,13 @@ func errorCode(err error) int16 {
 		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, partition.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
-	case errors.Is(err, partition.ErrCorruptBatch):
+	case errors.Is(err, record.ErrCorruptBatch):
 		return kerr.CorruptMessage.Code
-	case errors.Is(err, partition.ErrInvalidRecord), errors.Is(err, partition.ErrUnsupportedFmt):
+	case errors.Is(err, record.ErrInvalidRecord), errors.Is(err, record.ErrUnsupportedFmt):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, partition.ErrBatchTooLarge):
 		return kerr.MessageTooLarge.Code
-	case errors.Is(err, partition.ErrTransactional):
+	case errors.Is(err, record.ErrTransactional):
 		return kerr.TransactionalIDAuthorizationFailed.Code
 	case errors.Is(err, partition.ErrOutOfOrderSequence):
 		return kerr.OutOfOrderSequenceNumber.Code

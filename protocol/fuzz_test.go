@@ -56,6 +56,10 @@ func (fb *fuzzBroker) open() error {
 		return err
 	}
 	cfg := Config{AdvertiseHost: "127.0.0.1", AdvertisePort: 9092, ClusterID: "fuzz", Logger: testLogger()}
+	if cfg, err = withServices(cfg, log, meta); err != nil {
+		closeLog()
+		return err
+	}
 	fb.srv, fb.log, fb.closeLog = NewServer(cfg, log, meta), log, closeLog
 	t, _ := log.Topic("fuzz")
 	for i := range 3 {

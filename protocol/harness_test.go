@@ -166,7 +166,11 @@ func startBroker(tb testing.TB, opts ...brokerOpt) *testBroker {
 		tb.Fatalf("listen: %v", err)
 	}
 	s.cfg.AdvertisePort = int32(ln.Addr().(*net.TCPAddr).Port)
-	srv := NewServer(s.cfg, log, meta)
+	cfg, err := withServices(s.cfg, log, meta)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := NewServer(cfg, log, meta)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	tb.Cleanup(func() { // runs before the log's cleanup (LIFO)

@@ -44,10 +44,14 @@ type Config struct {
 	// Registry receives the protocol metrics (nil: not registered).
 	Registry prometheus.Registerer
 	// Groups coordinates consumer groups; the Server owns it from then on
-	// and closes it in Close. Nil: NewServer opens one over log and meta
-	// (without metrics); if that fails, group APIs answer
+	// and closes it in Close. Nil: group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *groupcoord.Coordinator
+	// ProducerIDs allocates the ids InitProducerId hands out. Nil:
+	// InitProducerId answers COORDINATOR_NOT_AVAILABLE.
+	ProducerIDs interface {
+		Next(ctx context.Context) (int64, error)
+	}
 	// TableStatus, when set, returns a table topic's read-only status
 	// entries (name, value) that DescribeConfigs appends to its configs.
 	TableStatus func(topic string) [][2]string
@@ -58,7 +62,6 @@ type Server struct {
 	cfg  Config
 	log  *partition.Log
 	meta *metadata.Store
-	pids *producerIDs
 	m    *metrics
 	lg   *slog.Logger
 
@@ -89,20 +92,11 @@ func NewServer(cfg Config, log *partition.Log, meta *metadata.Store) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Groups == nil {
-		var err error
-		cfg.Groups, err = groupcoord.Open(context.Background(), groupcoord.Config{Meta: meta,
-			Cluster: groupcoord.LogCluster(log, log.BrokerConfig()), NodeID: cfg.NodeID, Logger: cfg.Logger})
-		if err != nil {
-			cfg.Logger.Error("group coordinator not available", "err", err)
-		}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, log: log, meta: meta, lg: cfg.Logger,
-		pids: &producerIDs{meta: meta},
-		m:    newMetrics(cfg.Registry),
-		ctx:  ctx, cancel: cancel,
+		m:   newMetrics(cfg.Registry),
+		ctx: ctx, cancel: cancel,
 		conns:    map[*conn]struct{}{},
 		inflight: semaphore.NewWeighted(cfg.MaxInflightBytes),
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // Dead-letter records keep the source record's key, value, timestamp and
@@ -26,7 +27,7 @@ const DLQSuffix = ".dlq"
 // sediment.table.errors. The dead-letter append is durable before the
 // table commit that moves past the record, so a record is never dropped;
 // after a crash before that commit it may be dead-lettered twice.
-func (w *worker) reject(ctx context.Context, part int32, r partition.Record, cause error) error {
+func (w *worker) reject(ctx context.Context, part int32, r record.Record, cause error) error {
 	switch w.cfg.Errors {
 	case "skip":
 		w.stats.skipped.Add(1)
@@ -48,22 +49,22 @@ func (w *worker) reject(ctx context.Context, part int32, r partition.Record, cau
 	return nil
 }
 
-func (w *worker) deadLetter(ctx context.Context, part int32, r partition.Record, cause error) error {
+func (w *worker) deadLetter(ctx context.Context, part int32, r record.Record, cause error) error {
 	dlq, err := w.dlqTopic(ctx)
 	if err != nil {
 		return err
 	}
 	parts := dlq.Partitions()
 	p := parts[int(part)%len(parts)]
-	rec := partition.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value,
-		Headers: append(append([]partition.RecordHeader(nil), r.Headers...),
-			partition.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
-			partition.RecordHeader{Key: HeaderSourceTopic, Value: []byte(w.name)},
-			partition.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(part)))},
-			partition.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))})}
+	rec := record.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value,
+		Headers: append(append([]record.Header(nil), r.Headers...),
+			record.Header{Key: HeaderError, Value: []byte(cause.Error())},
+			record.Header{Key: HeaderSourceTopic, Value: []byte(w.name)},
+			record.Header{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(part)))},
+			record.Header{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))})}
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	res, err := w.c.opts.Log.Append(actx, p, partition.EncodeBatch([]partition.Record{rec}))
+	res, err := w.c.opts.Log.Append(actx, p, record.EncodeBatch([]record.Record{rec}))
 	if err != nil {
 		return err
 	}

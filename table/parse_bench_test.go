@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 func benchRecord() []byte {
@@ -45,7 +45,7 @@ func BenchmarkConvertRow(b *testing.B) {
 	w := &worker{cfg: Config{Format: "json"}, buf: buf, conv: converter{infer: true}}
 	b.SetBytes(int64(len(data)))
 	for i := 0; b.Loop(); i++ {
-		r := partition.Record{Offset: int64(i), Timestamp: 1, Value: data}
+		r := record.Record{Offset: int64(i), Timestamp: 1, Value: data}
 		values, err := w.rowValues(0, r)
 		if err != nil || len(w.conv.additions) > 0 {
 			b.Fatal(err, w.conv.additions)

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // add converts one record and buffers its row. A new field evolves the
 // schema first; a record that cannot be converted is rejected per
 // sediment.table.errors.
-func (w *worker) add(ctx context.Context, part int32, r partition.Record) error {
+func (w *worker) add(ctx context.Context, part int32, r record.Record) error {
 	values, err := w.rowValues(part, r)
 	if err == nil && len(w.conv.additions) > 0 {
 		if err := w.evolve(ctx); err != nil {
@@ -34,7 +34,7 @@ func (w *worker) add(ctx context.Context, part int32, r partition.Record) error 
 
 // rowValues converts r to the values of the buffer's schema, noting new
 // fields in w.conv.additions.
-func (w *worker) rowValues(part int32, r partition.Record) ([]any, error) {
+func (w *worker) rowValues(part int32, r record.Record) ([]any, error) {
 	w.conv.additions = w.conv.additions[:0]
 	values := make([]any, 0, len(w.buf.fields))
 	values = append(values, part, r.Offset, r.Timestamp*1000, bytesOrNil(r.Key), headerValues(r.Headers))
@@ -52,7 +52,7 @@ func (w *worker) rowValues(part int32, r partition.Record) ([]any, error) {
 	return append(values, dv...), nil
 }
 
-func headerValues(hs []partition.RecordHeader) any {
+func headerValues(hs []record.Header) any {
 	if len(hs) == 0 {
 		return nil
 	}
@@ -71,7 +71,7 @@ func bytesOrNil(b []byte) any {
 	return b
 }
 
-func recordSize(r partition.Record) int64 {
+func recordSize(r record.Record) int64 {
 	n := len(r.Key) + len(r.Value) + 24
 	for _, h := range r.Headers {
 		n += len(h.Key) + len(h.Value)

@@ -12,6 +12,7 @@ import (
 	itable "github.com/apache/iceberg-go/table"
 
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // worker converts one table topic. It is the table's single owner inside
@@ -228,7 +229,7 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 
 func (w *worker) convertBatches(ctx context.Context, idx int32, batches [][]byte) error {
 	for _, raw := range batches {
-		err := partition.DecodeRecords(raw, func(r partition.Record) error {
+		err := record.Decode(raw, func(r record.Record) error {
 			if r.Offset < w.read[idx] {
 				return nil
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 	"github.com/sediment-io/sediment/table"
 	"github.com/sediment-io/sediment/table/catalog"
 )
@@ -82,9 +83,9 @@ func (s *stack) close() {
 	os.RemoveAll(s.dir)
 }
 
-// record returns a JSON object of about size bytes: nested object, list,
+// recordValue returns a JSON object of about size bytes: nested object, list,
 // RFC 3339 string, and padding.
-func record(i, size int) []byte {
+func recordValue(i, size int) []byte {
 	head := fmt.Sprintf(`{"id":%d,"user":"user-%d","at":"2026-11-29T21:00:00Z","tags":["a","b","c"],"geo":{"lat":%d.5,"lon":-%d.25},"ok":%t,"pad":"`,
 		i, i%1000, i%90, i%180, i%2 == 0)
 	pad := max(size-len(head)-2, 0)
@@ -96,12 +97,12 @@ func record(i, size int) []byte {
 func (s *stack) appendRecords(ctx context.Context, t *partition.Topic, from, n, size, batchSize int) error {
 	parts := t.Partitions()
 	for i := 0; i < n; i += batchSize {
-		recs := make([]partition.Record, 0, batchSize)
+		recs := make([]record.Record, 0, batchSize)
 		now := time.Now().UnixMilli()
 		for j := i; j < min(i+batchSize, n); j++ {
-			recs = append(recs, partition.Record{Timestamp: now, Value: record(from+j, size)})
+			recs = append(recs, record.Record{Timestamp: now, Value: recordValue(from+j, size)})
 		}
-		res, err := s.log.Append(ctx, parts[(i/batchSize)%len(parts)], partition.EncodeBatch(recs))
+		res, err := s.log.Append(ctx, parts[(i/batchSize)%len(parts)], record.EncodeBatch(recs))
 		if err != nil {
 			return err
 		}

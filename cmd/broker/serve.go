@@ -161,7 +161,7 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	if port == 0 { // --listen :0 in tests: advertise the port we got
 		port = b.ln.Addr().(*net.TCPAddr).Port
 	}
-	groups, err := groupcoord.Open(ctx, groupcoord.Config{Meta: b.meta, Cluster: groupcoord.LogCluster(b.log, b.brokerCfg),
+	groups, err := groupcoord.Open(ctx, groupcoord.Config{Meta: b.meta, Cluster: logCluster{b.log, b.brokerCfg},
 		NodeID: int32(cfg.NodeID), Logger: logger, Registry: reg})
 	if err != nil {
 		b.ln.Close()
@@ -170,6 +170,7 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	b.srv = protocol.NewServer(protocol.Config{ // the server closes groups
 		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
 		MaxRequestBytes: int32(cfg.MaxRequestBytes), MaxInflightBytes: cfg.MaxInflight, Logger: logger, Registry: reg, Groups: groups,
+		ProducerIDs: partition.NewProducerIDs(b.meta),
 		TableStatus: b.tables.statusEntries,
 	}, b.log, b.meta)
 	go func() { b.serveErr <- b.srv.Serve(b.ln) }()

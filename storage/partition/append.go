@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/record"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -49,7 +50,7 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	if err := l.waitForRoom(ctx); err != nil {
 		return AppendResult{}, err
 	}
-	b, err := ParseBatch(raw)
+	b, err := record.ParseBatch(raw)
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -61,7 +62,7 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	now := l.now().UnixMilli()
 	if cfg.logAppendTime {
 		res.LogAppendTime = time.Now().UnixMilli()
-		setLogAppendTime(raw, res.LogAppendTime)
+		record.SetLogAppendTime(raw, res.LogAppendTime)
 		b.MaxTimestamp = res.LogAppendTime
 	}
 	var victims []*batchRef
@@ -96,9 +97,9 @@ func evictAll(victims []*batchRef) {
 	}
 }
 
-func (l *Log) appendLocked(p *Partition, b *Batch, res AppendResult, nowMs int64) (AppendResult, []*batchRef, error) {
+func (l *Log) appendLocked(p *Partition, b *record.Batch, res AppendResult, nowMs int64) (AppendResult, []*batchRef, error) {
 	base := p.next
-	setBaseOffset(b.Raw, base, p.epochs.Current().Epoch)
+	record.SetBaseOffset(b.Raw, base, p.epochs.Current().Epoch)
 	// The cached bytes alias the request frame: the frame is never reused,
 	// and its batches leave the FIFO tail cache together.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
@@ -186,7 +187,7 @@ func walBatchHeaderFor(id metadata.TopicID, part int32) []byte {
 
 func decodeWALBatch(payload []byte) (metadata.TopicID, int32, []byte, error) {
 	var id metadata.TopicID
-	if len(payload) < walBatchHeader+batchHeaderLen {
+	if len(payload) < walBatchHeader+record.BatchHeaderLen {
 		return id, 0, nil, fmt.Errorf("partition: WAL batch record of %d bytes is too short", len(payload))
 	}
 	copy(id[:], payload)

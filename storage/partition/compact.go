@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // Compaction: the uploader writes small objects holding many partitions'
@@ -114,7 +115,7 @@ func chunkEntries(data []byte, p *Partition, old []metadata.Segment, chunk int64
 	var entries []objectEntry
 	next := old[0].BaseOffset
 	pos := int64(0)
-	err := splitBatches(data, func(base, last int64, raw []byte) bool {
+	err := record.SplitBatches(data, func(base, last int64, raw []byte) bool {
 		if base != next {
 			return false
 		}
@@ -125,7 +126,7 @@ func chunkEntries(data []byte, p *Partition, old []metadata.Segment, chunk int64
 		}
 		e := &entries[n-1]
 		e.EndOffset, e.Len = last+1, e.Len+int64(len(raw))
-		e.MaxTimestamp = max(e.MaxTimestamp, readHeader(raw).MaxTimestamp)
+		e.MaxTimestamp = max(e.MaxTimestamp, record.ReadHeader(raw).MaxTimestamp)
 		next, pos = last+1, pos+int64(len(raw))
 		return true
 	})

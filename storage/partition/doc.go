@@ -2,7 +2,9 @@
 // assignment, the high watermark, idempotent-producer state, the tail
 // cache, the uploader that moves batches to the object store, and the read
 // path that finds a batch wherever it lives. It is the glue between the WAL,
-// the object store and metadata; it never sees the wire protocol.
+// the object store and metadata; it never sees the wire protocol. The record
+// batch format is storage/record's, and deleting objects nothing references
+// (garbage, orphans) is storage/gc's, which the maintainer runs.
 //
 // The life of a batch:
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // batchEpochs reads p from offset 0 and returns each stored batch's
@@ -25,8 +26,8 @@ func batchEpochs(t *testing.T, l *Log, p *Partition) map[int64]int32 {
 			return out
 		}
 		for _, raw := range batches {
-			out[batchBaseOffset(raw)] = int32(binary.BigEndian.Uint32(raw[batchEpochOff:]))
-			off = batchLastOffset(raw) + 1
+			out[record.BaseOffset(raw)] = int32(binary.BigEndian.Uint32(raw[testEpochOff:]))
+			off = record.LastOffset(raw) + 1
 		}
 	}
 }

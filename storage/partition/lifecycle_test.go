@@ -11,6 +11,7 @@ import (
 
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // lifecycleEnv opens a log whose upkeep is driven by the test.
@@ -355,7 +356,7 @@ func TestCompactedReadersFetchEachBlockOnce(t *testing.T) {
 			}
 			batches := batchesOf(t, res)
 			last := batches[len(batches)-1]
-			next[i] = batchBaseOffset(last) + int64(readHeader(last).LastOffsetDelta) + 1
+			next[i] = record.BaseOffset(last) + int64(record.ReadHeader(last).LastOffsetDelta) + 1
 		}
 	}
 	for i, n := range next {

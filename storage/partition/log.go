@@ -33,6 +33,9 @@ var (
 	ErrOffsetOutOfRange = errors.New("partition: offset out of range")
 	ErrClosed           = errors.New("partition: log is closed")
 	ErrStorage          = errors.New("partition: storage unavailable")
+	// ErrBatchTooLarge is a batch over the topic's max.message.bytes
+	// (MESSAGE_TOO_LARGE).
+	ErrBatchTooLarge = errors.New("partition: record batch too large")
 )
 
 // Options configures a Log.

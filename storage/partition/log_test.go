@@ -3,7 +3,6 @@ package partition
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
+	"github.com/sediment-io/sediment/storage/record"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -163,32 +163,20 @@ func readAll(t *testing.T, l *Log, p *Partition, from int64) map[int64][]byte {
 					got[o] = v
 				}
 			}
-			off = batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta) + 1
+			off = record.BaseOffset(raw) + int64(record.ReadHeader(raw).LastOffsetDelta) + 1
 		}
 	}
 }
 
-// recordValues decodes an uncompressed test batch.
+// recordValues decodes a test batch.
 func recordValues(t *testing.T, raw []byte) map[int64][]byte {
 	out := map[int64][]byte{}
-	base := batchBaseOffset(raw)
-	recs := raw[batchHeaderLen:]
-	for len(recs) > 0 {
-		_, offDelta, n, err := recordHead(recs)
-		if err != nil {
-			t.Fatalf("bad record: %v", err)
-		}
-		body := recs[:n]
-		// skip length, attributes, ts delta, offset delta, key (-1)
-		_, k := varint(body)
-		body = body[k+1:]
-		for range 3 {
-			_, k = varint(body)
-			body = body[k:]
-		}
-		vlen, k := varint(body)
-		out[base+offDelta] = append([]byte(nil), body[k:k+int(vlen)]...)
-		recs = recs[n:]
+	err := record.Decode(raw, func(r record.Record) error {
+		out[r.Offset] = append([]byte(nil), r.Value...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("bad record: %v", err)
 	}
 	return out
 }
@@ -234,8 +222,6 @@ func TestReadFromObjectStore(t *testing.T) {
 		t.Fatalf("read from 37: %d records", len(got))
 	}
 }
-
-func varint(b []byte) (int64, int) { return binary.Varint(b) }
 
 // TestHighWatermarkFollowsFsync: an append nobody waits for (acks=0)
 // becomes visible once the WAL fsync covers it, without an upload.
@@ -298,7 +284,7 @@ func TestSequentialObjectReadGetsEachBlockOnce(t *testing.T) {
 		if len(batches) != 1 {
 			t.Fatalf("read at %d: %d batches", off, len(batches))
 		}
-		off = batchBaseOffset(batches[0]) + int64(readHeader(batches[0]).LastOffsetDelta) + 1
+		off = record.BaseOffset(batches[0]) + int64(record.ReadHeader(batches[0]).LastOffsetDelta) + 1
 	}
 	if n := e.store.Count(mem.OpGetRange) - gets; n > blocks+2 {
 		t.Fatalf("%d GETs for a segment of %d blocks read once", n, blocks)
@@ -354,7 +340,7 @@ func TestPrefetchLoadsTheBlockAReadStartsIn(t *testing.T) {
 	if pos := l.seeks.peek(seekKey{seg.Object, seg.Pos, 2}); pos != int64(first.Bytes) {
 		t.Fatalf("seek hint after Prefetch: %d, want %d", pos, first.Bytes)
 	}
-	if res, err := l.Read(ctx, p1, 2, 1, true); err != nil || batchBaseOffset(batchesOf(t, res)[0]) != 2 {
+	if res, err := l.Read(ctx, p1, 2, 1, true); err != nil || record.BaseOffset(batchesOf(t, res)[0]) != 2 {
 		t.Fatalf("read p1 at 2: %v", err)
 	}
 }

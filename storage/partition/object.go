@@ -12,8 +12,9 @@ import (
 // Data object format, version 1 (frozen: readers of every later version must
 // still read it). One object holds the new batches of many partitions, each
 // partition's batches contiguous and verbatim, followed by an index footer so
-// the object describes itself (compaction, orphan collection and recovery
-// read it; fetches use the metadata index instead).
+// the object describes itself without metadata. The broker reads its
+// objects through the metadata index only (fetch, compaction, orphan
+// collection, recovery); parseFooter is what a reader of the footer uses.
 //
 //	+------------------------------------------------------------+
 //	| region 0: record batches of one partition, verbatim        |
@@ -35,6 +36,9 @@ const (
 	objMagic      = "SDOB"
 	objVersion    = 1
 )
+
+// crc32c checksums an object's index and footer.
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrBadObject means an object's footer is malformed.
 var ErrBadObject = errors.New("partition: malformed data object")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // readObjects serves a read from the object store: it finds the segment
@@ -129,31 +130,31 @@ func (l *Log) readStreamed(ctx context.Context, seg metadata.Segment, pos, offse
 // readStream is readStreamed once it holds st.
 func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segment, pos, offset, endOffset int64, maxBytes int, first bool) (spans, int64, int64, error) {
 	for { // skip the batches before the one holding offset
-		if seg.Len-pos < batchHeaderLen {
+		if seg.Len-pos < record.BatchHeaderLen {
 			return nil, 0, 0, fmt.Errorf("object %s has no batch with offset %d", seg.Object, offset)
 		}
-		hs, err := st.read(ctx, batchHeaderLen)
+		hs, err := st.read(ctx, record.BatchHeaderLen)
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		if hs.size() < batchHeaderLen {
+		if hs.size() < record.BatchHeaderLen {
 			return nil, 0, 0, fmt.Errorf("object %s: truncated batch at %d", seg.Object, seg.Pos+pos)
 		}
-		h := hs.at(0, batchHeaderLen)
-		size := batchSize(h)
-		if size < batchHeaderLen || size > seg.Len-pos {
+		h := hs.at(0, record.BatchHeaderLen)
+		size := record.BatchSize(h)
+		if size < record.BatchHeaderLen || size > seg.Len-pos {
 			return nil, 0, 0, fmt.Errorf("object %s: bad batch length at %d", seg.Object, seg.Pos+pos)
 		}
-		if batchLastOffset(h) >= offset {
+		if record.LastOffset(h) >= offset {
 			st.unread(hs)
 			break
 		}
-		if _, err := st.read(ctx, size-batchHeaderLen); err != nil {
+		if _, err := st.read(ctx, size-record.BatchHeaderLen); err != nil {
 			return nil, 0, 0, err
 		}
 		pos += size
 	}
-	n := min(max(int64(maxBytes), batchHeaderLen), seg.Len-pos)
+	n := min(max(int64(maxBytes), record.BatchHeaderLen), seg.Len-pos)
 	data, err := st.read(ctx, n)
 	if err != nil {
 		return nil, 0, 0, err
@@ -184,13 +185,13 @@ func (l *Log) readStream(ctx context.Context, st *segStream, seg metadata.Segmen
 // after them; cut is the size of the batch data ends inside, 0 if none.
 func wholeBatches(data spans, seg metadata.Segment, pos, endOffset int64) (end, next, cut int64, err error) {
 	size := data.size()
-	for end+batchHeaderLen <= size {
-		h := data.at(end, batchHeaderLen)
-		n := batchSize(h)
-		if n < batchHeaderLen || n > seg.Len-pos-end {
+	for end+record.BatchHeaderLen <= size {
+		h := data.at(end, record.BatchHeaderLen)
+		n := record.BatchSize(h)
+		if n < record.BatchHeaderLen || n > seg.Len-pos-end {
 			return 0, 0, 0, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos+end)
 		}
-		last := batchLastOffset(h)
+		last := record.LastOffset(h)
 		if last >= endOffset {
 			break
 		}
@@ -225,7 +226,7 @@ func (l *Log) readShared(ctx context.Context, seg metadata.Segment, pos, endOffs
 // Walking the headers first would load the next block before the reader
 // has let go of the one it is in.
 func (l *Log) readPassing(ctx context.Context, seg metadata.Segment, pos, endOffset int64, maxBytes int, first bool) (spans, int64, error) {
-	n := min(max(int64(maxBytes), batchHeaderLen), seg.Len-pos)
+	n := min(max(int64(maxBytes), record.BatchHeaderLen), seg.Len-pos)
 	data, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, n, seg.Pos+seg.Len, true)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrStorage, err)
@@ -248,19 +249,19 @@ type batchHead struct {
 
 // headAt reads the header of the batch at pos within the segment's region.
 func (l *Log) headAt(ctx context.Context, seg metadata.Segment, pos int64) (batchHead, error) {
-	if seg.Len-pos < batchHeaderLen {
+	if seg.Len-pos < record.BatchHeaderLen {
 		return batchHead{}, fmt.Errorf("%w: object %s: truncated batch at %d", ErrStorage, seg.Object, seg.Pos+pos)
 	}
-	hs, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, batchHeaderLen, seg.Pos+seg.Len, false)
+	hs, err := l.blocks.read(ctx, seg.Object, seg.Pos+pos, record.BatchHeaderLen, seg.Pos+seg.Len, false)
 	if err != nil {
 		return batchHead{}, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	h := hs.at(0, batchHeaderLen)
-	size := batchSize(h)
-	if size < batchHeaderLen || size > seg.Len-pos {
+	h := hs.at(0, record.BatchHeaderLen)
+	size := record.BatchSize(h)
+	if size < record.BatchHeaderLen || size > seg.Len-pos {
 		return batchHead{}, fmt.Errorf("%w: object %s: bad batch length at %d", ErrStorage, seg.Object, seg.Pos+pos)
 	}
-	return batchHead{base: batchBaseOffset(h), last: batchLastOffset(h), size: size}, nil
+	return batchHead{base: record.BaseOffset(h), last: record.LastOffset(h), size: size}, nil
 }
 
 // seekBatch returns the region position of the batch holding offset,

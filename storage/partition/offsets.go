@@ -3,6 +3,8 @@ package partition
 import (
 	"context"
 	"fmt"
+
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // Special ListOffsets timestamps (Kafka's wire constants).
@@ -28,7 +30,7 @@ func (l *Log) OffsetForTime(ctx context.Context, p *Partition, ts int64) (offset
 		return l.maxTimestamp(ctx, p, logStart, hw)
 	}
 	if ts < 0 {
-		return 0, 0, false, fmt.Errorf("%w: timestamp %d", ErrInvalidRecord, ts)
+		return 0, 0, false, fmt.Errorf("%w: timestamp %d", record.ErrInvalidRecord, ts)
 	}
 	return l.firstAtOrAfter(ctx, p, ts, logStart, hw)
 }
@@ -108,7 +110,7 @@ func (l *Log) scanRecords(ctx context.Context, p *Partition, from, end int64, ma
 		var found bool
 		var fOff, fTS int64
 		for _, raw := range batches {
-			err := recordTimestamps(raw, func(o, ts int64) bool {
+			err := record.Timestamps(raw, func(o, ts int64) bool {
 				if o >= off && o < end && match(o, ts) {
 					found, fOff, fTS = true, o, ts
 					return false
@@ -118,7 +120,7 @@ func (l *Log) scanRecords(ctx context.Context, p *Partition, from, end int64, ma
 			if err != nil || found {
 				return fOff, fTS, found, err
 			}
-			off = batchBaseOffset(raw) + int64(readHeader(raw).LastOffsetDelta) + 1
+			off = record.BaseOffset(raw) + int64(record.ReadHeader(raw).LastOffsetDelta) + 1
 		}
 	}
 	return -1, -1, false, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // Idempotent-producer errors, mapped by the protocol layer to Kafka codes.
@@ -70,7 +71,7 @@ func nextSeq(seq, n int32) int32 {
 // has not seen since expireBeforeMs is forgotten first: like Kafka, the
 // broker then has no state for it and accepts its next batch at any
 // sequence (and can no longer recognise a retry of its old batches).
-func (ps producers) check(b *Batch, logEverWritten bool, expireBeforeMs int64) (dupBase int64, dup bool, err error) {
+func (ps producers) check(b *record.Batch, logEverWritten bool, expireBeforeMs int64) (dupBase int64, dup bool, err error) {
 	if b.ProducerID < 0 {
 		return 0, false, nil
 	}
@@ -107,7 +108,7 @@ func (ps producers) check(b *Batch, logEverWritten bool, expireBeforeMs int64) (
 
 // update records that batch b was appended at base at nowMs (the broker's
 // clock). Call only after check accepted b as new.
-func (ps producers) update(b *Batch, base, nowMs int64) {
+func (ps producers) update(b *record.Batch, base, nowMs int64) {
 	if b.ProducerID >= 0 && ps[b.ProducerID] == nil && len(ps) >= maxProducersPerPartition {
 		ps.evictOldest()
 	}
@@ -115,7 +116,7 @@ func (ps producers) update(b *Batch, base, nowMs int64) {
 }
 
 // record adds batch b, appended at base at nowMs, to its producer's state.
-func (ps producers) record(b *Batch, base, nowMs int64) {
+func (ps producers) record(b *record.Batch, base, nowMs int64) {
 	if b.ProducerID < 0 {
 		return
 	}
@@ -159,7 +160,7 @@ func (ps producers) evictOldest() {
 func segmentProducers(refs []*batchRef, data [][]byte) []metadata.ProducerState {
 	delta := producers{}
 	for j, r := range refs {
-		b := readHeader(data[j])
+		b := record.ReadHeader(data[j])
 		delta.record(&b, r.base, r.appendMs)
 	}
 	return delta.list()

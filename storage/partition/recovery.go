@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/record"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -64,11 +65,11 @@ func (l *Log) openWAL() error {
 // replayBatch re-adds one recovered batch to p unless it is already in the
 // object store.
 func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
-	if len(raw) < batchHeaderLen {
+	if len(raw) < record.BatchHeaderLen {
 		return false, fmt.Errorf("partition: WAL batch at %d is truncated", pos)
 	}
-	b := readHeader(raw)
-	base := batchBaseOffset(raw)
+	b := record.ReadHeader(raw)
+	base := record.BaseOffset(raw)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if base < p.next {

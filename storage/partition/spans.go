@@ -1,6 +1,10 @@
 package partition
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sediment-io/sediment/storage/record"
+)
 
 // spans is a run of bytes held in the slices it arrived in (an object
 // stream's chunks), so that it can be read, cut and handed to a fetch
@@ -62,12 +66,12 @@ func (s spans) batches() ([][]byte, error) {
 	var out [][]byte
 	size := s.size()
 	for off := int64(0); off < size; {
-		if size-off < batchHeaderLen {
-			return nil, fmt.Errorf("%w: %d trailing bytes", ErrCorruptBatch, size-off)
+		if size-off < record.BatchHeaderLen {
+			return nil, fmt.Errorf("%w: %d trailing bytes", record.ErrCorruptBatch, size-off)
 		}
-		n := batchSize(s.at(off, batchHeaderLen))
-		if n < batchHeaderLen || n > size-off {
-			return nil, fmt.Errorf("%w: batch of %d bytes in %d", ErrCorruptBatch, n, size-off)
+		n := record.BatchSize(s.at(off, record.BatchHeaderLen))
+		if n < record.BatchHeaderLen || n > size-off {
+			return nil, fmt.Errorf("%w: batch of %d bytes in %d", record.ErrCorruptBatch, n, size-off)
 		}
 		out = append(out, s.at(off, n))
 		off += n

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // compactedEnv is a log with parts partitions of 60 single-batch uploads
@@ -74,8 +75,8 @@ func readInTurns(t *testing.T, l *Log, parts []*Partition, from []int64, max int
 			}
 			for _, raw := range batches {
 				vals := recordValues(t, raw)
-				base := batchBaseOffset(raw)
-				last := base + int64(readHeader(raw).LastOffsetDelta)
+				base := record.BaseOffset(raw)
+				last := base + int64(record.ReadHeader(raw).LastOffsetDelta)
 				if next[i] < base || next[i] > last {
 					t.Fatalf("read at %d returned the batch %d-%d", next[i], base, last)
 				}

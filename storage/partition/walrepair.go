@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 
+	"github.com/sediment-io/sediment/storage/record"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -34,7 +35,7 @@ func (r *repairLoss) add(pos wal.Pos, typ wal.RecordType, payload []byte) error 
 		return nil
 	}
 	id, idx, raw, err := decodeWALBatch(payload)
-	if err != nil || len(raw) < batchHeaderLen {
+	if err != nil || len(raw) < record.BatchHeaderLen {
 		return nil // a dropped frame is reported as well as it can be
 	}
 	t, ok := r.l.byID[id]
@@ -42,7 +43,7 @@ func (r *repairLoss) add(pos wal.Pos, typ wal.RecordType, payload []byte) error 
 		return nil
 	}
 	p := t.Partition(idx)
-	end := batchBaseOffset(raw) + int64(readHeader(raw).NumRecords)
+	end := record.BaseOffset(raw) + int64(record.ReadHeader(raw).NumRecords)
 	if end <= p.next {
 		return nil // in the object store already
 	}

@@ -1,4 +1,9 @@
-package partition
+// Package record owns the Kafka v2 record batch: parsing and validating its
+// header, the fields the broker rewrites (base offset, leader epoch,
+// LogAppendTime), walking batches laid end to end, and decoding and encoding
+// the records inside for readers off the hot path (ListOffsets by timestamp,
+// the table converter). It holds no state and imports nothing of ours.
+package record
 
 import (
 	"encoding/binary"
@@ -26,7 +31,7 @@ import (
 //	 57   4 record count
 //	 61     records
 const (
-	batchHeaderLen  = 61
+	BatchHeaderLen  = 61
 	batchLengthOff  = 8
 	batchEpochOff   = 12
 	batchMagicOff   = 16
@@ -50,11 +55,10 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors of batch validation; the protocol layer maps them to Kafka codes.
 var (
-	ErrCorruptBatch   = errors.New("partition: corrupt record batch")   // CORRUPT_MESSAGE
-	ErrInvalidRecord  = errors.New("partition: invalid record batch")   // INVALID_RECORD
-	ErrBatchTooLarge  = errors.New("partition: record batch too large") // MESSAGE_TOO_LARGE
-	ErrTransactional  = errors.New("partition: transactions are not supported")
-	ErrUnsupportedFmt = errors.New("partition: record batch magic must be 2")
+	ErrCorruptBatch   = errors.New("record: corrupt record batch") // CORRUPT_MESSAGE
+	ErrInvalidRecord  = errors.New("record: invalid record batch") // INVALID_RECORD
+	ErrTransactional  = errors.New("record: transactions are not supported")
+	ErrUnsupportedFmt = errors.New("record: record batch magic must be 2")
 )
 
 // Batch is a validated view of one v2 record batch's header.
@@ -76,7 +80,7 @@ func (b *Batch) Codec() int { return int(b.Attributes & attrCodecMask) }
 // ParseBatch validates that raw holds exactly one well-formed v2 record batch
 // and returns its header. It never reads outside raw.
 func ParseBatch(raw []byte) (Batch, error) {
-	if len(raw) < batchHeaderLen {
+	if len(raw) < BatchHeaderLen {
 		return Batch{}, fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(raw))
 	}
 	if raw[batchMagicOff] != 2 {
@@ -92,7 +96,7 @@ func ParseBatch(raw []byte) (Batch, error) {
 	if got, want := crc32.Checksum(raw[batchAttrOff:], crc32c), binary.BigEndian.Uint32(raw[batchCRCOff:]); got != want {
 		return Batch{}, fmt.Errorf("%w: CRC %08x, header says %08x", ErrCorruptBatch, got, want)
 	}
-	b := readHeader(raw)
+	b := ReadHeader(raw)
 	if b.NumRecords <= 0 || b.LastOffsetDelta != b.NumRecords-1 {
 		return Batch{}, fmt.Errorf("%w: %d records but last offset delta %d", ErrInvalidRecord, b.NumRecords, b.LastOffsetDelta)
 	}
@@ -108,9 +112,9 @@ func ParseBatch(raw []byte) (Batch, error) {
 	return b, nil
 }
 
-// readHeader decodes the header fields of a batch of at least
-// batchHeaderLen bytes without validating anything.
-func readHeader(raw []byte) Batch {
+// ReadHeader decodes the header fields of a batch of at least
+// BatchHeaderLen bytes without validating anything.
+func ReadHeader(raw []byte) Batch {
 	return Batch{
 		Raw:             raw,
 		Attributes:      int16(binary.BigEndian.Uint16(raw[batchAttrOff:])),
@@ -124,52 +128,52 @@ func readHeader(raw []byte) Batch {
 	}
 }
 
-// batchBaseOffset reads the base offset of a stored batch.
-func batchBaseOffset(raw []byte) int64 { return int64(binary.BigEndian.Uint64(raw)) }
+// BaseOffset reads the base offset of a stored batch.
+func BaseOffset(raw []byte) int64 { return int64(binary.BigEndian.Uint64(raw)) }
 
-// batchSize is the stored size of the batch whose header h starts, from its
+// BatchSize is the stored size of the batch whose header h starts, from its
 // length field (which counts the bytes after itself).
-func batchSize(h []byte) int64 { return int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12 }
+func BatchSize(h []byte) int64 { return int64(int32(binary.BigEndian.Uint32(h[batchLengthOff:]))) + 12 }
 
-// batchLastOffset is the offset of the last record of the batch whose
+// LastOffset is the offset of the last record of the batch whose
 // header h starts.
-func batchLastOffset(h []byte) int64 {
-	return batchBaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
+func LastOffset(h []byte) int64 {
+	return BaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
 }
 
-// setBaseOffset rewrites the base offset and the partition leader epoch,
+// SetBaseOffset rewrites the base offset and the partition leader epoch,
 // neither covered by the CRC. As in Kafka, a batch carries the leader epoch
 // it was appended in: consumers commit it with their offsets and validate
 // it with OffsetForLeaderEpoch (KIP-320).
-func setBaseOffset(raw []byte, base int64, leaderEpoch int32) {
+func SetBaseOffset(raw []byte, base int64, leaderEpoch int32) {
 	binary.BigEndian.PutUint64(raw, uint64(base))
 	binary.BigEndian.PutUint32(raw[batchEpochOff:], uint32(leaderEpoch))
 }
 
-// setLogAppendTime marks the batch as LogAppendTime with max timestamp ts
+// SetLogAppendTime marks the batch as LogAppendTime with max timestamp ts
 // (as Kafka does for message.timestamp.type=LogAppendTime) and recomputes
 // the CRC, which covers both fields.
-func setLogAppendTime(raw []byte, ts int64) {
+func SetLogAppendTime(raw []byte, ts int64) {
 	attr := binary.BigEndian.Uint16(raw[batchAttrOff:]) | attrLogAppendTime
 	binary.BigEndian.PutUint16(raw[batchAttrOff:], attr)
 	binary.BigEndian.PutUint64(raw[batchMaxTsOff:], uint64(ts))
 	binary.BigEndian.PutUint32(raw[batchCRCOff:], crc32.Checksum(raw[batchAttrOff:], crc32c))
 }
 
-// splitBatches walks stored batches laid end to end and calls fn with each
+// SplitBatches walks stored batches laid end to end and calls fn with each
 // one's base offset, last offset and bytes, until fn returns false. A
 // truncated or malformed batch ends the walk with an error.
-func splitBatches(buf []byte, fn func(base, last int64, raw []byte) bool) error {
+func SplitBatches(buf []byte, fn func(base, last int64, raw []byte) bool) error {
 	for len(buf) > 0 {
-		if len(buf) < batchHeaderLen {
+		if len(buf) < BatchHeaderLen {
 			return fmt.Errorf("%w: %d trailing bytes", ErrCorruptBatch, len(buf))
 		}
-		n := batchSize(buf)
-		if n < batchHeaderLen || n > int64(len(buf)) {
+		n := BatchSize(buf)
+		if n < BatchHeaderLen || n > int64(len(buf)) {
 			return fmt.Errorf("%w: batch of %d bytes in %d", ErrCorruptBatch, n, len(buf))
 		}
 		raw := buf[:n]
-		if !fn(batchBaseOffset(raw), batchLastOffset(raw), raw) {
+		if !fn(BaseOffset(raw), LastOffset(raw), raw) {
 			return nil
 		}
 		buf = buf[n:]

@@ -1,4 +1,4 @@
-package partition
+package gc
 
 import (
 	"context"
@@ -19,31 +19,23 @@ import (
 // or garbage record; every commit that creates such a record fails once
 // the tombstone exists. So an object an upload committed is never deleted,
 // and an object deleted is never committed, whatever the timing of the
-// upload. The grace period (OrphanGrace, against the store's modification
+// upload. The grace period (Collector.Grace, against the store's modification
 // time) stays: it keeps the sweep away from uploads that are simply in
 // flight, which would otherwise lose their commit and upload again.
 //
 // Scale: the sweep walks the listing in key order, a page at a time; it
 // checks a whole page against metadata in one read per record family and
 // keeps only the unknown keys, so live objects cost a listing entry and
-// nothing more. It examines at most orphanSweepKeys keys per pass and
+// nothing more. It examines at most Collector.SweepKeys keys per pass and
 // saves its place in metadata after every page, so the next pass (on this
 // broker or another) resumes there; at the end of the listing it starts
 // over. The store's List has no start-after, so a resumed pass still lists
 // the keys before its cursor again (a request per thousand keys), but
 // checks and deletes nothing there.
 
-// orphanSweepKeys bounds the keys one sweep pass examines; a variable for
-// tests.
-var orphanSweepKeys = 100_000
-
-// orphanPage is how many listed keys are checked against metadata at once;
-// a variable for tests.
-var orphanPage = 1000
-
-// orphanSweep is one pass of the sweep; the maintainer goroutine owns it.
+// orphanSweep is one pass of the sweep; whoever runs the pass owns it.
 type orphanSweep struct {
-	l      *Log
+	c      *Collector
 	cutoff time.Time            // objects modified after it are left alone
 	cur    metadata.SweepCursor // where the pass resumes, saved after each page
 	budget int                  // keys the pass may still examine
@@ -55,11 +47,11 @@ type orphanSweep struct {
 // run walks the listing from the cursor until the budget runs out or the
 // listing ends; at the end the cursor starts over.
 func (sw *orphanSweep) run(ctx context.Context) error {
-	for _, prefix := range []string{uploadPrefix, compactPrefix} { // in key order
+	for _, prefix := range sw.c.Prefixes { // in key order
 		if sw.cur.After >= metadata.PrefixEnd(prefix) {
 			continue // the cursor is past this prefix
 		}
-		err := sw.l.store.List(ctx, prefix, sw.visit(ctx))
+		err := sw.c.Store.List(ctx, prefix, sw.visit(ctx))
 		if err == nil {
 			sw.flush(ctx)
 		}
@@ -82,7 +74,7 @@ func (sw *orphanSweep) visit(ctx context.Context) func(objectstore.Info) bool {
 		}
 		sw.page = append(sw.page, info)
 		sw.budget--
-		if len(sw.page) >= orphanPage || sw.budget <= 0 {
+		if len(sw.page) >= sw.c.Page || sw.budget <= 0 {
 			sw.flush(ctx)
 		}
 		return !sw.stopped() && ctx.Err() == nil
@@ -102,14 +94,14 @@ func (sw *orphanSweep) flush(ctx context.Context) {
 	}
 	last := sw.page[len(sw.page)-1].Key
 	sw.page = sw.page[:0]
-	unknown, err := sw.l.meta.UnknownObjects(ctx, old)
+	unknown, err := sw.c.Meta.UnknownObjects(ctx, old)
 	if err != nil {
 		sw.errs = append(sw.errs, err)
 		sw.budget = 0 // do not move the cursor past keys never checked
 		return
 	}
 	for _, key := range unknown {
-		if sw.l.up.inFlight(key) { // cut by this broker and not committed yet
+		if sw.c.InFlight(key) { // cut by this broker and not committed yet
 			continue
 		}
 		sw.deleteOrphan(ctx, key)
@@ -122,23 +114,23 @@ func (sw *orphanSweep) flush(ctx context.Context) {
 
 // deleteOrphan claims key and deletes it; a key committed meanwhile is kept.
 func (sw *orphanSweep) deleteOrphan(ctx context.Context, key string) {
-	claimed, err := sw.l.meta.ClaimOrphan(ctx, key)
+	claimed, err := sw.c.Meta.ClaimOrphan(ctx, key)
 	if err != nil {
 		sw.errs = append(sw.errs, err)
 	}
 	if !claimed {
 		return
 	}
-	err = sw.l.store.Delete(ctx, key)
-	sw.l.m.objectOps.WithLabelValues("delete", resultLabel(err)).Inc()
+	err = sw.c.Store.Delete(ctx, key)
+	sw.c.Deleted(err)
 	if err != nil && !objectstore.IsNotExist(err) {
 		// The tombstone stays: the next pass lists the key again and
 		// finds it claimed.
 		sw.errs = append(sw.errs, fmt.Errorf("delete orphan %s: %w", key, err))
 		return
 	}
-	sw.l.m.orphansDeleted.Inc()
-	sw.l.log.Info("deleted orphan object", "key", key)
+	sw.c.OrphansDeleted.Inc()
+	sw.c.Logger.Info("deleted orphan object", "key", key)
 }
 
 // save stores the cursor; a lost compare-and-swap means another sweeper
@@ -147,10 +139,10 @@ func (sw *orphanSweep) save(ctx context.Context) error {
 	if sw.lost {
 		return nil
 	}
-	cur, err := sw.l.meta.SetOrphanSweepCursor(ctx, sw.cur)
+	cur, err := sw.c.Meta.SetOrphanSweepCursor(ctx, sw.cur)
 	if metadata.IsConflict(err) {
 		sw.lost = true
-		sw.l.log.Debug("orphan sweep cursor moved by another sweeper; stopping this pass")
+		sw.c.Logger.Debug("orphan sweep cursor moved by another sweeper; stopping this pass")
 		return nil
 	}
 	if err != nil {

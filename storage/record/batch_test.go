@@ -1,4 +1,4 @@
-package partition
+package record
 
 import (
 	"encoding/binary"
@@ -37,8 +37,8 @@ func (tb testBatch) encode() []byte {
 		pid = -1
 	}
 	n := int32(len(tb.values))
-	b := make([]byte, batchHeaderLen, batchHeaderLen+len(recs))
-	binary.BigEndian.PutUint32(b[batchLengthOff:], uint32(batchHeaderLen-12+len(recs)))
+	b := make([]byte, BatchHeaderLen, BatchHeaderLen+len(recs))
+	binary.BigEndian.PutUint32(b[batchLengthOff:], uint32(BatchHeaderLen-12+len(recs)))
 	b[batchMagicOff] = 2
 	binary.BigEndian.PutUint16(b[batchAttrOff:], uint16(tb.attributes))
 	binary.BigEndian.PutUint32(b[batchLastDelta:], uint32(n-1))
@@ -103,7 +103,7 @@ func (tb testBatch) encodeWith(edit func([]byte)) []byte {
 
 func TestLogAppendTimeRewrite(t *testing.T) {
 	b := testBatch{values: values(2, "v"), firstTS: 5}.encode()
-	setLogAppendTime(b, 99)
+	SetLogAppendTime(b, 99)
 	pb, err := ParseBatch(b)
 	if err != nil {
 		t.Fatalf("rewritten batch invalid: %v", err)
@@ -112,7 +112,7 @@ func TestLogAppendTimeRewrite(t *testing.T) {
 		t.Fatalf("max ts %d attrs %x", pb.MaxTimestamp, pb.Attributes)
 	}
 	var ts []int64
-	recordTimestamps(b, func(_, t int64) bool { ts = append(ts, t); return true })
+	Timestamps(b, func(_, t int64) bool { ts = append(ts, t); return true })
 	if len(ts) != 2 || ts[0] != 99 || ts[1] != 99 {
 		t.Fatalf("record timestamps %v, want the append time", ts)
 	}
@@ -132,9 +132,9 @@ func FuzzParseBatch(f *testing.F) {
 		}
 		// What it accepts walks as exactly one stored batch.
 		n := 0
-		if err := splitBatches(raw, func(_, _ int64, r []byte) bool { n++; return true }); err != nil || n != 1 {
+		if err := SplitBatches(raw, func(_, _ int64, r []byte) bool { n++; return true }); err != nil || n != 1 {
 			t.Fatalf("accepted batch splits into %d (err %v)", n, err)
 		}
-		_ = recordTimestamps(raw, func(_, _ int64) bool { return true }) // must not panic
+		_ = Timestamps(raw, func(_, _ int64) bool { return true }) // must not panic
 	})
 }

@@ -1,4 +1,4 @@
-package partition
+package record
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 func sampleRecords() []Record {
 	return []Record{
 		{Offset: 0, Timestamp: 1000, Key: []byte("k0"), Value: []byte(`{"a":1}`),
-			Headers: []RecordHeader{{Key: "h", Value: []byte("v")}, {Key: "null", Value: nil}}},
+			Headers: []Header{{Key: "h", Value: []byte("v")}, {Key: "null", Value: nil}}},
 		{Offset: 1, Timestamp: 1005, Key: nil, Value: []byte{}},
 		{Offset: 2, Timestamp: 999, Key: []byte{}, Value: nil},
 	}
@@ -25,7 +25,7 @@ func sampleRecords() []Record {
 // recompress rewrites an uncompressed batch with codec, fixing length and CRC.
 func recompress(t *testing.T, raw []byte, codec int) []byte {
 	t.Helper()
-	recs := raw[batchHeaderLen:]
+	recs := raw[BatchHeaderLen:]
 	var out []byte
 	switch codec {
 	case 1:
@@ -46,7 +46,7 @@ func recompress(t *testing.T, raw []byte, codec int) []byte {
 		enc, _ := zstd.NewWriter(nil)
 		out = enc.EncodeAll(recs, nil)
 	}
-	b := append(append([]byte(nil), raw[:batchHeaderLen]...), out...)
+	b := append(append([]byte(nil), raw[:BatchHeaderLen]...), out...)
 	binary.BigEndian.PutUint32(b[batchLengthOff:], uint32(len(b)-12))
 	binary.BigEndian.PutUint16(b[batchAttrOff:], uint16(codec))
 	binary.BigEndian.PutUint32(b[batchCRCOff:], crc32.Checksum(b[batchAttrOff:], crc32c))
@@ -56,7 +56,7 @@ func recompress(t *testing.T, raw []byte, codec int) []byte {
 func TestDecodeRecordsEveryCodec(t *testing.T) {
 	want := sampleRecords()
 	plain := EncodeBatch(want)
-	setBaseOffset(plain, 100, 0)
+	SetBaseOffset(plain, 100, 0)
 	for codec := 0; codec <= 4; codec++ {
 		raw := plain
 		if codec > 0 {
@@ -66,7 +66,7 @@ func TestDecodeRecordsEveryCodec(t *testing.T) {
 			t.Fatalf("codec %d: batch does not validate: %v", codec, err)
 		}
 		var got []Record
-		if err := DecodeRecords(raw, func(r Record) error { got = append(got, r); return nil }); err != nil {
+		if err := Decode(raw, func(r Record) error { got = append(got, r); return nil }); err != nil {
 			t.Fatalf("codec %d: %v", codec, err)
 		}
 		for i := range want {
@@ -81,11 +81,11 @@ func TestDecodeRecordsEveryCodec(t *testing.T) {
 
 func TestDecodeRecordsRejectsGarbage(t *testing.T) {
 	raw := EncodeBatch(sampleRecords())
-	for cut := batchHeaderLen; cut < len(raw); cut++ {
+	for cut := BatchHeaderLen; cut < len(raw); cut++ {
 		b := append([]byte(nil), raw[:cut]...)
-		_ = DecodeRecords(b, func(Record) error { return nil }) // must not panic
+		_ = Decode(b, func(Record) error { return nil }) // must not panic
 	}
-	if err := DecodeRecords(raw[:10], func(Record) error { return nil }); err == nil {
+	if err := Decode(raw[:10], func(Record) error { return nil }); err == nil {
 		t.Fatal("a truncated header decoded")
 	}
 }
@@ -93,6 +93,6 @@ func TestDecodeRecordsRejectsGarbage(t *testing.T) {
 func FuzzDecodeRecords(f *testing.F) {
 	f.Add(EncodeBatch(sampleRecords()))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_ = DecodeRecords(raw, func(Record) error { return nil })
+		_ = Decode(raw, func(Record) error { return nil })
 	})
 }

@@ -1,4 +1,4 @@
-package partition
+package record
 
 import (
 	"encoding/binary"
@@ -15,28 +15,28 @@ type Record struct {
 	Timestamp int64 // milliseconds since the epoch
 	Key       []byte
 	Value     []byte
-	Headers   []RecordHeader
+	Headers   []Header
 }
 
-// RecordHeader is one header of a record.
-type RecordHeader struct {
+// Header is one header of a record.
+type Header struct {
 	Key   string
 	Value []byte
 }
 
-// DecodeRecords decompresses one stored batch (any codec the broker
+// Decode decompresses one stored batch (any codec the broker
 // accepts) and calls fn with each record in order, stopping at fn's first
 // error. It is for readers off the hot path (the table converter); it never
 // reads outside raw.
-func DecodeRecords(raw []byte, fn func(Record) error) error {
-	if len(raw) < batchHeaderLen {
+func Decode(raw []byte, fn func(Record) error) error {
+	if len(raw) < BatchHeaderLen {
 		return fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(raw))
 	}
-	b := readHeader(raw)
-	base := batchBaseOffset(raw)
-	recs, err := decompress(b.Codec(), raw[batchHeaderLen:])
+	b := ReadHeader(raw)
+	base := BaseOffset(raw)
+	recs, err := decompress(b.Codec(), raw[BatchHeaderLen:])
 	if err != nil {
-		return fmt.Errorf("partition: decompress batch at %d: %w", base, err)
+		return fmt.Errorf("record: decompress batch at %d: %w", base, err)
 	}
 	for i := int32(0); i < b.NumRecords; i++ {
 		r, n, err := decodeRecord(recs)
@@ -108,7 +108,7 @@ func decodeRecord(buf []byte) (rec Record, n int, err error) {
 	}
 	for range headers {
 		k := r.bytes()
-		rec.Headers = append(rec.Headers, RecordHeader{Key: string(k), Value: r.bytes()})
+		rec.Headers = append(rec.Headers, Header{Key: string(k), Value: r.bytes()})
 	}
 	if r.err != nil {
 		return Record{}, 0, r.err
@@ -130,8 +130,8 @@ func EncodeBatch(recs []Record) []byte {
 		maxTS = max(maxTS, r.Timestamp)
 		body = appendRecord(body, int64(i), r.Timestamp-first, r)
 	}
-	b := make([]byte, batchHeaderLen, batchHeaderLen+len(body))
-	binary.BigEndian.PutUint32(b[batchLengthOff:], uint32(batchHeaderLen-12+len(body)))
+	b := make([]byte, BatchHeaderLen, BatchHeaderLen+len(body))
+	binary.BigEndian.PutUint32(b[batchLengthOff:], uint32(BatchHeaderLen-12+len(body)))
 	b[batchMagicOff] = 2
 	binary.BigEndian.PutUint32(b[batchLastDelta:], uint32(len(recs)-1))
 	binary.BigEndian.PutUint64(b[batchFirstTsOff:], uint64(first))

@@ -1,4 +1,4 @@
-package partition
+package record
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func decompress(codec int, in []byte) ([]byte, error) {
 func readLimited(r io.Reader) ([]byte, error) {
 	out, err := io.ReadAll(io.LimitReader(r, maxDecompressed+1))
 	if len(out) > maxDecompressed {
-		return nil, errors.New("partition: batch inflates beyond 256 MiB")
+		return nil, errors.New("record: batch inflates beyond 256 MiB")
 	}
 	return out, err
 }
@@ -60,11 +60,11 @@ func unsnappy(in []byte) ([]byte, error) {
 	var out []byte
 	for len(in) > 0 {
 		if len(in) < 4 {
-			return nil, errors.New("partition: truncated xerial snappy chunk")
+			return nil, errors.New("record: truncated xerial snappy chunk")
 		}
 		n := int(binary.BigEndian.Uint32(in))
 		if n < 0 || n > len(in)-4 {
-			return nil, errors.New("partition: bad xerial snappy chunk length")
+			return nil, errors.New("record: bad xerial snappy chunk length")
 		}
 		chunk, err := s2.Decode(nil, in[4:4+n])
 		if err != nil {
@@ -73,17 +73,17 @@ func unsnappy(in []byte) ([]byte, error) {
 		out = append(out, chunk...)
 		in = in[4+n:]
 		if len(out) > maxDecompressed {
-			return nil, errors.New("partition: batch inflates beyond 256 MiB")
+			return nil, errors.New("record: batch inflates beyond 256 MiB")
 		}
 	}
 	return out, nil
 }
 
-// recordTimestamps calls fn with the offset and timestamp of every record of
+// Timestamps calls fn with the offset and timestamp of every record of
 // a stored batch, in order, until fn returns false.
-func recordTimestamps(raw []byte, fn func(offset, ts int64) bool) error {
-	b := readHeader(raw)
-	base := batchBaseOffset(raw)
+func Timestamps(raw []byte, fn func(offset, ts int64) bool) error {
+	b := ReadHeader(raw)
+	base := BaseOffset(raw)
 	if b.Attributes&attrLogAppendTime != 0 {
 		for i := int64(0); i < int64(b.NumRecords); i++ {
 			if !fn(base+i, b.MaxTimestamp) {
@@ -92,14 +92,14 @@ func recordTimestamps(raw []byte, fn func(offset, ts int64) bool) error {
 		}
 		return nil
 	}
-	recs, err := decompress(b.Codec(), raw[batchHeaderLen:])
+	recs, err := decompress(b.Codec(), raw[BatchHeaderLen:])
 	if err != nil {
-		return fmt.Errorf("partition: decompress batch at %d: %w", base, err)
+		return fmt.Errorf("record: decompress batch at %d: %w", base, err)
 	}
 	for i := int32(0); i < b.NumRecords && len(recs) > 0; i++ {
 		tsDelta, offDelta, n, err := recordHead(recs)
 		if err != nil {
-			return fmt.Errorf("partition: batch at %d record %d: %w", base, i, err)
+			return fmt.Errorf("record: batch at %d record %d: %w", base, i, err)
 		}
 		if !fn(base+offDelta, b.FirstTimestamp+tsDelta) {
 			return nil

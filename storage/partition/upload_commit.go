@@ -79,6 +79,18 @@ func (u *uploader) commitHead(ctx context.Context, f *flight) error {
 			u.finish(f)
 			return nil
 		case errors.As(err, &gap):
+			// The gap may be this object's own earlier attempt, applied
+			// after it was settled as not applied (a remote store's late
+			// write): read back before taking any partition out.
+			known, kerr := u.l.meta.ObjectKnown(ctx, f.key)
+			if kerr != nil {
+				return fmt.Errorf("partition: settle the gap of object %s: %w", f.key, kerr)
+			}
+			if known {
+				u.l.log.Warn("object commit had applied late; its gap is its own", "key", f.key)
+				u.finish(f)
+				return nil
+			}
 			u.reject(ctx, gap, err)
 		case errors.Is(err, metadata.ErrObjectSwept):
 			// Another sweeper claimed the object (this broker's spares the

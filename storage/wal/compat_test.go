@@ -53,3 +53,24 @@ func TestReadsVersion1(t *testing.T) {
 	_, got = tl.open()
 	sameFrames(t, got, append(frames[:4:4], next...))
 }
+
+// TestEmptyVersion1TailReplaced: a version 1 last segment with no frames
+// starts where the new version 2 segment must, so the new one replaces its
+// file; a later Release must not delete the live segment by that name.
+func TestEmptyVersion1TailReplaced(t *testing.T) {
+	t.Parallel()
+	tl := newTestLog(t, 1<<20)
+	tl.fs.SetBytes(tl.path(0), v1Segment(0, nil))
+	w, got := tl.open()
+	sameFrames(t, got, nil)
+	first := appendN(t, w, 0, 2, func(int) int { return 30 })
+	if err := w.Release(first[0].end); err != nil {
+		t.Fatal(err)
+	}
+	second := appendN(t, w, 2, 2, func(int) int { return 30 })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, got = tl.open()
+	sameFrames(t, got, append(first, second...)) // Release frees whole segments only
+}

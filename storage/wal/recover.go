@@ -43,6 +43,14 @@ func (r *recoverer) run() ([]*segment, Pos, error) {
 	// New frames go only into a segment of today's version, so a version
 	// 1 tail is sealed where it ends and a fresh segment follows it.
 	if len(r.segs) == 0 || r.segs[len(r.segs)-1].version != formatVersion {
+		// An empty version 1 tail starts where the new segment would:
+		// the new one replaces its file (createSegment renames over it),
+		// so it must not stay in the list, where a Release would delete
+		// the live file by that name.
+		if n := len(r.segs); n > 0 && r.segs[n-1].start == r.head {
+			r.segs[n-1].f.Close()
+			r.segs = r.segs[:n-1]
+		}
 		seg, err := r.sync.createSegment(r.head)
 		if err != nil {
 			r.closeAll()

@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit minio fuzz-smoke build interop compose duckdb-node clean print-interop-pkgs bench
+.PHONY: test vet unit minio fuzz-smoke build interop java-interop compose duckdb-node clean print-interop-pkgs bench
 
 # Debian packages the interop tests need (installed by .ci/run).
 INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql
@@ -25,7 +25,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/
+	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/ ./interop/...
 	$(GO) vet -tags compose ./cmd/broker/
 	$(GO) vet -tags lockrank ./storage/...
 
@@ -71,8 +71,16 @@ bench: build
 # against a real broker, the Iceberg SQL catalog on a real PostgreSQL
 # (Debian's postgresql), and DuckDB (npm @duckdb/node-api) reading a table
 # topic's Parquet files. A missing package fails with the apt-get line.
-interop: duckdb-node
-	$(GO) test -tags interop -count=1 -timeout 20m -run Interop ./cmd/broker/ ./table/catalog/
+interop: duckdb-node java-interop
+	$(GO) test -tags interop -count=1 -timeout 40m -run Interop ./cmd/broker/ ./table/catalog/ ./interop/...
+
+# The pinned Maven project (interop/java/pom.xml: Kafka 4.4.0's client,
+# tools, Streams, Connect and broker): compiled, with its classpath written
+# to interop/java/target/classpath.txt for the Go tests and the bench suite.
+java-interop:
+	@command -v java >/dev/null && command -v mvn >/dev/null || \
+	  { echo "make java-interop needs a JDK 17 and Maven: apt-get install -y openjdk-17-jdk-headless maven" >&2; exit 1; }
+	mvn -B -q -f interop/java/pom.xml compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 
 # docker-compose.yml brought up for real: builds the image, starts MinIO,
 # the bucket step and the broker, produces from this machine, kills the

@@ -114,27 +114,67 @@ func sortedProducers(m map[int64]*ProducerState, expireBeforeMs int64) []Produce
 // Call it while nothing folds the partition (at load): a fold that removes
 // the generation being read fails the read, never returns a wrong state.
 func (s *Store) ProducerStates(ctx context.Context, id TopicID, p int32) ([]ProducerState, error) {
+	// The snapshot and the deltas are read in separate requests, and a fold
+	// may move deltas into a new snapshot between them: the deltas read
+	// would then miss what the old snapshot did not hold yet. Every fold
+	// rewrites the head, so a read that saw the same head version before
+	// and after is consistent; otherwise it is read again.
+	const attempts = 8
+	for range attempts {
+		list, stable, err := s.producerStatesOnce(ctx, id, p)
+		if stable {
+			return list, err
+		}
+	}
+	return nil, fmt.Errorf("metadata: producer state of %s/%d: folded under %d reads in a row", id, p, attempts)
+}
+
+// producerStatesOnce reads the producer state once; stable is false when
+// the snapshot's head changed while it read (the result is then dropped).
+func (s *Store) producerStatesOnce(ctx context.Context, id TopicID, p int32) (list []ProducerState, stable bool, err error) {
 	m := map[int64]*ProducerState{}
 	st, _, err := s.PartitionState(ctx, id, p)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	now := time.Now().UnixMilli()
 	for _, ps := range st.Producers {
 		ps.LastTimeMs = now
 		MergeProducer(m, ps)
 	}
-	if _, _, err := s.loadProducerSnapshot(ctx, id, p, m); err != nil {
-		return nil, err
-	}
-	deltas, err := s.kv.Range(ctx, producerDeltaPrefix(id, p), PrefixEnd(producerDeltaPrefix(id, p)), 0, false)
+	before, err := s.headVersion(ctx, id, p)
 	if err != nil {
-		return nil, err
+		return nil, true, err
+	}
+	_, _, err = s.loadProducerSnapshot(ctx, id, p, m)
+	var deltas []Item
+	if err == nil {
+		deltas, err = s.kv.Range(ctx, producerDeltaPrefix(id, p), PrefixEnd(producerDeltaPrefix(id, p)), 0, false)
+	}
+	after, herr := s.headVersion(ctx, id, p)
+	if herr != nil {
+		return nil, true, herr
+	}
+	if after != before {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
 	}
 	if err := mergeItems(m, deltas); err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	return sortedProducers(m, 0), nil
+	return sortedProducers(m, 0), true, nil
+}
+
+// headVersion is the version of the partition's producer snapshot head (0:
+// no snapshot yet).
+func (s *Store) headVersion(ctx context.Context, id TopicID, p int32) (int64, error) {
+	it, ok, err := s.kv.Get(ctx, producerHeadKey(id, p))
+	if err != nil || !ok {
+		return 0, err
+	}
+	return it.Version, nil
 }
 
 // loadProducerSnapshot merges the current snapshot into m and returns its

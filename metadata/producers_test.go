@@ -233,3 +233,60 @@ func TestFoldRacingTopicDeletion(t *testing.T) {
 		t.Fatalf("%d producer keys left after the topic was deleted and released (err %v)", len(left), err)
 	}
 }
+
+// rangeHookKV runs before, once, ahead of the first Range from start.
+type rangeHookKV struct {
+	KV
+	start  string
+	before func()
+}
+
+func (k *rangeHookKV) Range(ctx context.Context, start, end string, limit int, reverse bool) ([]Item, error) {
+	if start == k.start && k.before != nil {
+		f := k.before
+		k.before = nil
+		f()
+	}
+	return k.KV.Range(ctx, start, end, limit, reverse)
+}
+
+// TestProducerStatesRacingFold: a fold that moves the deltas into a new
+// snapshot between the reader's snapshot read and its delta read does not
+// make those producers vanish from the state read (a reset partition
+// reloads its dedupe state this way while compaction folds).
+func TestProducerStatesRacingFold(t *testing.T) {
+	ctx := context.Background()
+	kv, err := OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	id := NewTopicID()
+	hook := &rangeHookKV{KV: kv, start: producerDeltaPrefix(id, 0)}
+	s := NewStore(hook)
+	if err := s.CreateTopic(ctx, Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, int64(i*2), int64(1+i*2), 2, 5)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 2 { // with no snapshot yet, then over an existing one
+		if _, err := s.CommitSegments(ctx, []SegmentCommit{segmentDelta(id, int64(6+round), int64(100+round), 1, 5)}); err != nil {
+			t.Fatal(err)
+		}
+		hook.before = func() {
+			if n, err := s.FoldProducers(ctx, id, 0, 1, 0); err != nil || n == 0 {
+				t.Errorf("fold: %d, %v", n, err)
+			}
+		}
+		got, err := s.ProducerStates(ctx, id, 0)
+		if want := 7 + round; err != nil || len(got) != want {
+			t.Fatalf("round %d: %d producers read across a fold, want %d (err %v)", round, len(got), want, err)
+		}
+		if hook.before != nil {
+			t.Fatal("the fold never ran inside the read")
+		}
+	}
+}

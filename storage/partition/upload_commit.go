@@ -126,7 +126,7 @@ func (u *uploader) commit(ctx context.Context, f *flight) error {
 		commits[i] = metadata.SegmentCommit{
 			Segment: metadata.Segment{Topic: e.Topic, Partition: e.Partition, BaseOffset: e.BaseOffset,
 				EndOffset: e.EndOffset, Object: f.key, Pos: e.Pos, Len: e.Len, MaxTimestamp: e.MaxTimestamp},
-			Producers: segmentProducers(up.refs[i], up.data[i]),
+			Producers: up.producers[i],
 		}
 	}
 	if _, err := u.l.meta.CommitSegments(ctx, commits); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -15,9 +16,14 @@ import (
 type upload struct {
 	parts []*Partition
 	refs  [][]*batchRef
-	data  [][][]byte
-	bytes int64
-	cut   wal.Pos
+	// data holds every ref's bytes until build copies them into the object;
+	// build then drops it, so an object in flight holds its batches once.
+	data [][][]byte
+	// producers is each partition's producer delta, taken from data by
+	// build for the commit.
+	producers [][]metadata.ProducerState
+	bytes     int64
+	cut       wal.Pos
 }
 
 // cut takes the batches waiting into a new object, builds it and starts its
@@ -158,6 +164,7 @@ func (u *uploader) build(up *upload) *flight {
 	}
 	obj := buf[:0]
 	entries := make([]objectEntry, 0, len(up.parts))
+	up.producers = make([][]metadata.ProducerState, len(up.parts))
 	for i, p := range up.parts {
 		refs := up.refs[i]
 		e := objectEntry{Topic: p.topic.ID, Partition: p.index, BaseOffset: refs[0].base,
@@ -168,7 +175,9 @@ func (u *uploader) build(up *upload) *flight {
 		}
 		e.Len = int64(len(obj)) - e.Pos
 		entries = append(entries, e)
+		up.producers[i] = segmentProducers(refs, up.data[i])
 	}
+	up.data = nil
 	obj = appendFooter(obj, entries)
 	return &flight{up: up, key: u.objectKey(), obj: obj, entries: entries, start: time.Now()}
 }

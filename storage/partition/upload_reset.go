@@ -80,7 +80,7 @@ func (f *flight) remove(p *Partition) int64 {
 		}
 		up.parts = append(up.parts[:i:i], up.parts[i+1:]...)
 		up.refs = append(up.refs[:i:i], up.refs[i+1:]...)
-		up.data = append(up.data[:i:i], up.data[i+1:]...)
+		up.producers = append(up.producers[:i:i], up.producers[i+1:]...)
 		f.entries = append(f.entries[:i:i], f.entries[i+1:]...)
 		up.bytes -= n
 		return n

@@ -430,3 +430,34 @@ func TestOrphanSweepSparesObjectsInFlight(t *testing.T) {
 	checkNoOrphans(t, e)
 	checkContiguous(t, l, p, [][]byte{[]byte("la"), []byte("lb")})
 }
+
+// TestObjectInFlightHoldsBatchesOnce: once an object is built, the batch
+// bytes read for it (from the WAL once the tail cache evicted them) are
+// let go: only the object holds them while its PUT is in flight, and the
+// commit still records the producers that wrote in it.
+func TestObjectInFlightHoldsBatchesOnce(t *testing.T) {
+	e := newLogEnv(t, nil)
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	produce(t, l, p, testBatch{values: values(2, "x"), pid: 7, epoch: 1})
+	e.store.Hang(mem.OpPut)
+	ctx := context.Background()
+	l.up.advance(ctx, true)
+	l.up.step.Lock()
+	if len(l.up.queue) != 1 {
+		l.up.step.Unlock()
+		t.Fatalf("%d objects in flight, want 1", len(l.up.queue))
+	}
+	up := l.up.queue[0].up
+	data, prods := up.data, up.producers
+	l.up.step.Unlock()
+	if data != nil {
+		t.Fatal("the flight still holds the batches it copied into its object")
+	}
+	if len(prods) != 1 || len(prods[0]) != 1 || prods[0][0].ID != 7 {
+		t.Fatalf("producer delta of the object: %+v, want producer 7", prods)
+	}
+	e.store.Unhang()
+	uploadAll(t, l)
+	checkSegments(t, e, p, 2)
+}

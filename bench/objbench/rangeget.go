@@ -21,7 +21,7 @@ func rangedGet(ctx context.Context, storeURL string) (float64, error) {
 	}
 	defer s.Close()
 	var objects []objectstore.Info
-	err = s.List(ctx, "", func(info objectstore.Info) bool {
+	err = s.List(ctx, "", "", func(info objectstore.Info) bool {
 		objects = append(objects, info)
 		return true
 	})

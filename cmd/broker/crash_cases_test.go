@@ -229,7 +229,7 @@ func unknownObjects(t *testing.T, dataDir, url string) []string {
 	meta := openMeta(t, dataDir)
 	defer meta.Close()
 	var keys []string
-	if err := store.List(ctx, uploadObjects, func(info objectstore.Info) bool {
+	if err := store.List(ctx, uploadObjects, "", func(info objectstore.Info) bool {
 		keys = append(keys, info.Key)
 		return true
 	}); err != nil {

@@ -29,9 +29,8 @@ import (
 // nothing more. It examines at most Collector.SweepKeys keys per pass and
 // saves its place in metadata after every page, so the next pass (on this
 // broker or another) resumes there; at the end of the listing it starts
-// over. The store's List has no start-after, so a resumed pass still lists
-// the keys before its cursor again (a request per thousand keys), but
-// checks and deletes nothing there.
+// over. A resumed pass lists from its cursor (the store's start-after), so
+// the keys before it cost no request at all.
 
 // orphanSweep is one pass of the sweep; whoever runs the pass owns it.
 type orphanSweep struct {
@@ -51,7 +50,7 @@ func (sw *orphanSweep) run(ctx context.Context) error {
 		if sw.cur.After >= metadata.PrefixEnd(prefix) {
 			continue // the cursor is past this prefix
 		}
-		err := sw.c.Store.List(ctx, prefix, sw.visit(ctx))
+		err := sw.c.Store.List(ctx, prefix, sw.cur.After, sw.visit(ctx))
 		if err == nil {
 			sw.flush(ctx)
 		}

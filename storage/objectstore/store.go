@@ -82,9 +82,11 @@ type Store interface {
 	Put(ctx context.Context, key string, data []byte, cond Condition) (etag string, err error)
 	// Stat describes the object without reading it.
 	Stat(ctx context.Context, key string) (Info, error)
-	// List calls fn for every object whose key starts with prefix, in
-	// lexical key order, until fn returns false or the listing ends.
-	List(ctx context.Context, prefix string, fn func(Info) bool) error
+	// List calls fn for every object whose key starts with prefix and
+	// sorts after after ("": from the first), in lexical key order, until
+	// fn returns false or the listing ends. A listing resumed after a key
+	// costs the store nothing for the keys before it (S3's StartAfter).
+	List(ctx context.Context, prefix, after string, fn func(Info) bool) error
 	// Delete removes key. Deleting a missing key is not an error.
 	Delete(ctx context.Context, key string) error
 	// Close releases the store's resources.

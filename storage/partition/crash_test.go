@@ -228,8 +228,8 @@ type agedStore struct {
 	age atomic.Int64 // nanoseconds
 }
 
-func (s *agedStore) List(ctx context.Context, prefix string, fn func(objectstore.Info) bool) error {
-	return s.Store.List(ctx, prefix, func(info objectstore.Info) bool { return fn(s.aged(info)) })
+func (s *agedStore) List(ctx context.Context, prefix, after string, fn func(objectstore.Info) bool) error {
+	return s.Store.List(ctx, prefix, after, func(info objectstore.Info) bool { return fn(s.aged(info)) })
 }
 
 func (s *agedStore) Stat(ctx context.Context, key string) (objectstore.Info, error) {

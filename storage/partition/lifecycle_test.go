@@ -47,7 +47,7 @@ func produceUploads(t *testing.T, l *Log, p *Partition, n, recs int, ts int64) [
 func storeKeys(t *testing.T, s objectstore.Store, prefix string) []string {
 	t.Helper()
 	var keys []string
-	if err := s.List(context.Background(), prefix, func(i objectstore.Info) bool {
+	if err := s.List(context.Background(), prefix, "", func(i objectstore.Info) bool {
 		keys = append(keys, i.Key)
 		return true
 	}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,7 +113,11 @@ func TestOrphanSweepPastLiveObjects(t *testing.T) {
 func TestOrphanSweepResumes(t *testing.T) {
 	defer func(n, page int) { orphanSweepKeys, orphanPage = n, page }(orphanSweepKeys, orphanPage)
 	orphanSweepKeys, orphanPage = 500, 100
-	e, l := memMetaEnv(t, func(o *Options) { o.OrphanGrace = 1 })
+	var listed atomic.Int64
+	e, l := memMetaEnv(t, func(o *Options) {
+		o.OrphanGrace = 1
+		o.Store = &listCountingStore{Store: o.Store, listed: &listed}
+	})
 	p := createTopic(t, l, "resume", 1, nil).Partition(0)
 	live := commitLiveObjects(t, e, p, 1200)
 	orphans := putOrphans(t, e, p, len(live), 100)
@@ -136,6 +141,24 @@ func TestOrphanSweepResumes(t *testing.T) {
 	if cur, _ := e.meta.OrphanSweepCursor(ctx); cur.After != "" {
 		t.Fatalf("cursor %q after the whole listing, want it to start over", cur.After)
 	}
+	// Each pass lists from its cursor: the three passes together list
+	// about the whole listing once, not the keys before the cursor again.
+	if n, all := listed.Load(), int64(len(live)+len(orphans)); n > all+int64(orphanPage) {
+		t.Fatalf("three passes listed %d keys of a %d-key listing: resumed passes listed from the start", n, all)
+	}
+}
+
+// listCountingStore counts the keys its listings deliver.
+type listCountingStore struct {
+	objectstore.Store
+	listed *atomic.Int64
+}
+
+func (s *listCountingStore) List(ctx context.Context, prefix, after string, fn func(objectstore.Info) bool) error {
+	return s.Store.List(ctx, prefix, after, func(info objectstore.Info) bool {
+		s.listed.Add(1)
+		return fn(info)
+	})
 }
 
 // TestOrphanSweepRacingUpload: an upload's object is PUT, then a sweep

@@ -118,7 +118,7 @@ func TestListIgnoresForeignNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	err := s.List(t.Context(), "", func(info objectstore.Info) bool {
+	err := s.List(t.Context(), "", "", func(info objectstore.Info) bool {
 		keys = append(keys, info.Key)
 		return true
 	})
@@ -180,7 +180,7 @@ func TestClosed(t *testing.T) {
 	if !errors.Is(err, localfs.ErrClosed) {
 		t.Errorf("Put after Close = %v, want ErrClosed", err)
 	}
-	err = s.List(context.Background(), "", func(objectstore.Info) bool { return true })
+	err = s.List(context.Background(), "", "", func(objectstore.Info) bool { return true })
 	if !errors.Is(err, localfs.ErrClosed) {
 		t.Errorf("List after Close = %v, want ErrClosed", err)
 	}

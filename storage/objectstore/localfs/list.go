@@ -13,17 +13,17 @@ import (
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
-// List calls fn for every object whose key starts with prefix, in lexical
-// key order. It holds no lock, so fn may call the store; objects put or
-// deleted during the walk may or may not be seen.
-func (s *Store) List(ctx context.Context, prefix string, fn func(objectstore.Info) bool) error {
+// List calls fn for every object whose key starts with prefix and sorts
+// after after, in lexical key order. It holds no lock, so fn may call the
+// store; objects put or deleted during the walk may or may not be seen.
+func (s *Store) List(ctx context.Context, prefix, after string, fn func(objectstore.Info) bool) error {
 	if s.closed.Load() {
 		return fmt.Errorf("localfs: list %q: %w", prefix, ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("localfs: list %q: %w", prefix, err)
 	}
-	w := walker{ctx: ctx, prefix: prefix, fn: fn}
+	w := walker{ctx: ctx, prefix: prefix, after: after, fn: fn}
 	if _, err := w.walk(s.root, ""); err != nil {
 		return fmt.Errorf("localfs: list %q: %w", prefix, err)
 	}
@@ -34,6 +34,7 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(objectstore.Inf
 type walker struct {
 	ctx    context.Context
 	prefix string
+	after  string // keys up to it are not delivered
 	fn     func(objectstore.Info) bool
 }
 
@@ -57,16 +58,20 @@ func (w *walker) walk(dir, keyPrefix string) (bool, error) {
 }
 
 // visit handles one entry: a directory standing for the prefix key+"/", or
-// the object file of key. Subtrees that cannot match the prefix are skipped.
+// the object file of key. Subtrees that cannot match the prefix, or whose
+// keys all sort before after, are skipped.
 func (w *walker) visit(path, key string, dir bool) (bool, error) {
 	if dir {
 		sub := key + "/"
 		if !strings.HasPrefix(sub, w.prefix) && !strings.HasPrefix(w.prefix, sub) {
 			return true, nil
 		}
+		if sub < w.after && !strings.HasPrefix(w.after, sub) {
+			return true, nil // every key under sub sorts before after
+		}
 		return w.walk(path, sub)
 	}
-	if !strings.HasPrefix(key, w.prefix) {
+	if !strings.HasPrefix(key, w.prefix) || key <= w.after {
 		return true, nil
 	}
 	info, err := statFile(path, key)

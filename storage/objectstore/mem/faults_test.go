@@ -94,7 +94,7 @@ func TestSetDown(t *testing.T) {
 	if err := put(t.Context(), s, "k"); !errors.Is(err, mem.ErrDown) {
 		t.Fatalf("put while down = %v, want ErrDown", err)
 	}
-	if err := s.List(t.Context(), "", func(objectstore.Info) bool { return true }); !errors.Is(err, mem.ErrDown) {
+	if err := s.List(t.Context(), "", "", func(objectstore.Info) bool { return true }); !errors.Is(err, mem.ErrDown) {
 		t.Fatalf("List while down = %v, want ErrDown", err)
 	}
 	s.SetDown(false)

@@ -27,7 +27,7 @@ func TestConformanceShared(t *testing.T) {
 
 func listAll(t *testing.T, s objectstore.Store) []string {
 	var keys []string
-	err := s.List(t.Context(), "", func(info objectstore.Info) bool {
+	err := s.List(t.Context(), "", "", func(info objectstore.Info) bool {
 		keys = append(keys, info.Key)
 		return true
 	})

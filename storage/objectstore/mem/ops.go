@@ -112,9 +112,10 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// List calls fn for every object under prefix in key order. It works on a
-// snapshot taken at the start, so fn may call the store.
-func (s *Store) List(ctx context.Context, prefix string, fn func(objectstore.Info) bool) error {
+// List calls fn for every object under prefix sorting after after, in key
+// order. It works on a snapshot taken at the start, so fn may call the
+// store.
+func (s *Store) List(ctx context.Context, prefix, after string, fn func(objectstore.Info) bool) error {
 	if err := s.begin(ctx, OpList, prefix); err != nil {
 		return err
 	}
@@ -125,6 +126,9 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(objectstore.Inf
 	for _, info := range infos {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("mem: list %q: %w", prefix, err)
+		}
+		if info.Key <= after {
+			continue
 		}
 		if !fn(info) {
 			return nil

@@ -62,7 +62,7 @@ func checkBytes(t *testing.T, what string, got, want []byte) {
 func listKeys(t *testing.T, s objectstore.Store, prefix string) []string {
 	t.Helper()
 	keys := []string{}
-	err := s.List(t.Context(), prefix, func(info objectstore.Info) bool {
+	err := s.List(t.Context(), prefix, "", func(info objectstore.Info) bool {
 		keys = append(keys, info.Key)
 		return true
 	})

@@ -37,7 +37,7 @@ func listOrder(t *testing.T, s objectstore.Store, prefix string, orderKeys []str
 		etags[key] = mustPut(t, s, key, []byte(key))
 	}
 	var got []objectstore.Info
-	err := s.List(t.Context(), prefix, func(info objectstore.Info) bool {
+	err := s.List(t.Context(), prefix, "", func(info objectstore.Info) bool {
 		got = append(got, info)
 		return true
 	})
@@ -53,6 +53,28 @@ func listOrder(t *testing.T, s objectstore.Store, prefix string, orderKeys []str
 	}
 	if want := withPrefix(prefix, orderKeys...); !slices.Equal(keys, want) {
 		t.Errorf("List order:\n got %q\nwant %q", keys, want)
+	}
+	listAfter(t, s, prefix, keys)
+}
+
+// listAfter: a listing that starts after a key (an object's, or one
+// between objects, or a prefix of some) returns exactly the keys sorting
+// after it, in order.
+func listAfter(t *testing.T, s objectstore.Store, prefix string, keys []string) {
+	afters := append([]string{prefix, prefix + "a/", prefix + "a/b/", prefix + "a/c", prefix + "zz"}, keys...)
+	for _, after := range afters {
+		var got []string
+		err := s.List(t.Context(), prefix, after, func(info objectstore.Info) bool {
+			got = append(got, info.Key)
+			return true
+		})
+		if err != nil {
+			t.Fatalf("List after %q: %v", after, err)
+		}
+		want := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k <= after })
+		if !slices.Equal(got, want) {
+			t.Errorf("List after %q:\n got %q\nwant %q", after, got, want)
+		}
 	}
 }
 
@@ -111,7 +133,7 @@ func testListStop(t *testing.T, s objectstore.Store, prefix string) {
 		mustPut(t, s, fmt.Sprintf("%sk%d", prefix, i), nil)
 	}
 	calls := 0
-	err := s.List(t.Context(), prefix, func(objectstore.Info) bool {
+	err := s.List(t.Context(), prefix, "", func(objectstore.Info) bool {
 		calls++
 		return calls < 2
 	})

@@ -99,7 +99,7 @@ func Run(t *testing.T, newStore func(t *testing.T) objectstore.Store, opts ...Op
 func deleteAll(t *testing.T, s objectstore.Store, prefix string) {
 	ctx := context.Background()
 	var keys []string
-	err := s.List(ctx, prefix, func(info objectstore.Info) bool {
+	err := s.List(ctx, prefix, "", func(info objectstore.Info) bool {
 		keys = append(keys, info.Key)
 		return true
 	})

@@ -98,7 +98,7 @@ func testCanceledContext(t *testing.T, s objectstore.Store, prefix string) {
 	_, calls["Get"] = s.Get(ctx, key)
 	_, calls["GetRange"] = s.GetRange(ctx, key, 0, 1)
 	_, calls["Stat"] = s.Stat(ctx, key)
-	calls["List"] = s.List(ctx, prefix, func(objectstore.Info) bool { return true })
+	calls["List"] = s.List(ctx, prefix, "", func(objectstore.Info) bool { return true })
 	calls["Delete"] = s.Delete(ctx, key)
 	for name, err := range calls {
 		if !errors.Is(err, context.Canceled) {

@@ -112,9 +112,9 @@ func (s *store) Stat(ctx context.Context, key string) (objectstore.Info, error) 
 	return info, err
 }
 
-func (s *store) List(ctx context.Context, prefix string, fn func(objectstore.Info) bool) error {
+func (s *store) List(ctx context.Context, prefix, after string, fn func(objectstore.Info) bool) error {
 	done := s.observe("list")
-	err := s.next.List(ctx, prefix, fn)
+	err := s.next.List(ctx, prefix, after, fn)
 	done(err, "", 0)
 	return err
 }

@@ -7,12 +7,15 @@ import (
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
-// List calls fn for every object whose key starts with prefix, in lexical
-// order, a page of up to 1,000 at a time. Each page is its own request,
-// retried on its own, and starts after the last key delivered, so that a
-// retry never delivers a key twice.
-func (s *Store) List(ctx context.Context, prefix string, fn func(objectstore.Info) bool) error {
+// List calls fn for every object whose key starts with prefix and sorts
+// after startAfter, in lexical order, a page of up to 1,000 at a time.
+// Each page is its own request, retried on its own, and starts after the
+// last key delivered, so that a retry never delivers a key twice.
+func (s *Store) List(ctx context.Context, prefix, startAfter string, fn func(objectstore.Info) bool) error {
 	after := ""
+	if startAfter != "" {
+		after = s.full(startAfter)
+	}
 	for {
 		var (
 			page []objectstore.Info

@@ -54,7 +54,7 @@ func Prefix(t *testing.T, srv *miniotest.Server, open Opener) {
 func listAll(t *testing.T, s objectstore.Store) []string {
 	t.Helper()
 	var keys []string
-	err := s.List(t.Context(), "", func(info objectstore.Info) bool {
+	err := s.List(t.Context(), "", "", func(info objectstore.Info) bool {
 		keys = append(keys, info.Key)
 		return true
 	})

@@ -54,7 +54,7 @@ func (p *params) tuning(t *remote.Tuning) {
 	if v := p.str("request_timeout"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second {
-			p.errs = append(p.errs, fmt.Errorf("request_timeout=%q: want a duration of at least 1s (30s)", v))
+			p.errs = append(p.errs, fmt.Errorf("request_timeout=%q: want a duration of at least 1s (10s)", v))
 		}
 		t.RequestTimeout = d
 	}

@@ -21,7 +21,7 @@
 //
 //	multipart_threshold=SIZE  objects above go up in parts (default 64MiB)
 //	part_size=SIZE            size of each part (default 16MiB, at least 5MiB)
-//	request_timeout=DURATION  one attempt's deadline before its body (default 30s)
+//	request_timeout=DURATION  one attempt's deadline before its body (default 10s)
 //	max_attempts=N            attempts per request, retries included (default 5)
 //
 // where SIZE is a byte count with an optional KiB, MiB or GiB suffix.

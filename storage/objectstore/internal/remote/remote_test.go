@@ -175,3 +175,16 @@ func TestTuningValidate(t *testing.T) {
 		t.Errorf("prefix a//b: %v, want ErrInvalidKey", err)
 	}
 }
+
+// TestDefaultAttemptLeavesRoomForRetry: with the default tuning, a GET
+// that stalls before its first byte gives up, and backs off for its retry,
+// within half of the read cache's 30 s block-load deadline
+// (storage/partition), so the retry has the other half.
+func TestDefaultAttemptLeavesRoomForRetry(t *testing.T) {
+	const blockLoadDeadline = 30 * time.Second
+	tuning := Tuning{}.withDefaults()
+	a := &attempt{tuning: &tuning}
+	if d := a.allowance(0) + tuning.MaxDelay; d > blockLoadDeadline/2 {
+		t.Errorf("a stalled attempt and its backoff take %v: more than half of the %v block-load deadline", d, blockLoadDeadline)
+	}
+}

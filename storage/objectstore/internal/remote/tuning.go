@@ -24,7 +24,9 @@ type Tuning struct {
 	// attempts (defaults 100 ms and 5 s); each wait is jittered.
 	BaseDelay, MaxDelay time.Duration
 	// RequestTimeout is one attempt's deadline before its body is counted
-	// (default 30 s).
+	// (default 10 s). It stays well under the read cache's 30 s block-load
+	// deadline, so that a GET stalled on one connection is tried again on
+	// another within the deadline rather than taking all of it.
 	RequestTimeout time.Duration
 	// MinThroughput, in bytes/s, extends an attempt's deadline by the time
 	// its body takes at this rate (default 1 MiB/s).
@@ -65,7 +67,7 @@ func (t Tuning) withDefaults() Tuning {
 		t.MaxDelay = 5 * time.Second
 	}
 	if t.RequestTimeout == 0 {
-		t.RequestTimeout = 30 * time.Second
+		t.RequestTimeout = 10 * time.Second
 	}
 	return t
 }

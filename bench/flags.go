@@ -29,6 +29,7 @@ type cliFlags struct {
 	count                                         int64
 	duration, loopback, sample, drain             time.Duration
 	minio, quiet                                  bool
+	storeLatency                                  time.Duration
 }
 
 func (f *cliFlags) register(fs *flag.FlagSet, self string) {
@@ -47,6 +48,7 @@ func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.StringVar(&f.brokerBin, "broker-bin", self, "broker binary for --launch sediment")
 	fs.StringVar(&f.objectStore, "object-store", "", "--object-store URL for a launched sediment (default: its local folder)")
 	fs.BoolVar(&f.minio, "minio", false, "start a MinIO server (./.bin/minio or SEDIMENT_MINIO) and give a launched sediment a bucket on it")
+	fs.DurationVar(&f.storeLatency, "store-latency", 0, "with --minio: hold every object-store request this long (a remote bucket's round trip)")
 	fs.StringVar(&f.brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
 	fs.DurationVar(&f.loopback, "loopback", 2*time.Second, "how long to measure the loopback TCP ceiling")
 	fs.DurationVar(&f.sample, "sample", time.Second, "throughput timeline step")
@@ -78,6 +80,9 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 	if f.minio && f.objectStore != "" {
 		return nil, errors.New("bench: --minio and --object-store both choose the bucket: give one")
 	}
+	if f.storeLatency < 0 || f.storeLatency > 0 && !f.minio {
+		return nil, errors.New("bench: --store-latency needs --minio (the proxy stands in front of the run's MinIO) and a duration >= 0")
+	}
 	sed := SedimentLaunch{Bin: f.brokerBin, ObjectStore: f.objectStore,
 		Flags: append(strings.Fields(f.brokerFlags), fs.Args()...)}
 	targets, err := parseTargets(f.launch, f.bootstrap, f.vs, f.metrics, sed)
@@ -88,7 +93,7 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 		f.out = filepath.Join("bench", "out", w.Name)
 	}
 	cfg := &Config{Workload: w, Targets: targets, Rounds: f.rounds, OutDir: f.out, LoopbackDuration: f.loopback,
-		SampleInterval: f.sample, DrainTimeout: f.drain, MachineNote: f.note, MinIO: f.minio,
+		SampleInterval: f.sample, DrainTimeout: f.drain, MachineNote: f.note, MinIO: f.minio, StoreLatency: f.storeLatency,
 		Command: append([]string{"broker", "bench"}, args...)}
 	if !f.quiet {
 		cfg.Progress = stderr

@@ -62,6 +62,11 @@ func (m *localMinIO) createBucket(ctx context.Context) error {
 // objectStore is the broker's --object-store URL (the s3 backend).
 func (m *localMinIO) objectStore() string { return m.srv.S3URL(minioBucket, "broker") }
 
+// objectStoreAt is objectStore reached through endpoint (a proxy).
+func (m *localMinIO) objectStoreAt(endpoint string) string {
+	return fmt.Sprintf("s3://%s/broker?endpoint=%s&region=%s&path_style=true", minioBucket, endpoint, miniotest.Region)
+}
+
 // env is what the broker needs to authenticate to the server.
 func (m *localMinIO) env() []string {
 	return append(m.srv.Env(), "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull, "AWS_EC2_METADATA_DISABLED=true")

@@ -36,6 +36,9 @@ type Config struct {
 	// MinIO starts a local MinIO server (./.bin/minio) for the run and
 	// gives a launched Sediment a bucket on it (--object-store s3://...).
 	MinIO bool
+	// StoreLatency, with MinIO, holds every request of a launched broker
+	// to MinIO for this long, standing in for a remote bucket.
+	StoreLatency time.Duration
 }
 
 func (c *Config) fillDefaults() error {
@@ -116,12 +119,23 @@ func attachMinIO(ctx context.Context, cfg *Config) (stop func() error, err error
 	if err != nil {
 		return nil, err
 	}
+	store, stop := m.objectStore(), m.stop
+	if cfg.StoreLatency > 0 {
+		p, err := startLatencyProxy(m.srv.Endpoint(), cfg.StoreLatency)
+		if err != nil {
+			m.stop()
+			return nil, err
+		}
+		store = m.objectStoreAt(p.endpoint())
+		stop = func() error { return errors.Join(p.stop(), m.stop()) }
+		say(cfg.Progress, "every object-store request held %v (proxy %s)", cfg.StoreLatency, p.endpoint())
+	}
 	for i := range cfg.Targets {
-		cfg.Targets[i].Sediment.ObjectStore = m.objectStore()
+		cfg.Targets[i].Sediment.ObjectStore = store
 		cfg.Targets[i].Sediment.Env = append(cfg.Targets[i].Sediment.Env, m.env()...)
 	}
 	say(cfg.Progress, "MinIO on %s, bucket %s", m.srv.Addr, minioBucket)
-	return m.stop, nil
+	return stop, nil
 }
 
 // launchAll starts every target; a broker's log goes to OUT/broker-N.log.

@@ -97,6 +97,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--workload", wl, "--launch", "kfake", "--backlog-bytes", "x"}, "--backlog-bytes"},
 		{[]string{"--workload", wl, "--launch", "sediment", "--minio", "--object-store", "s3://b/p"}, "--minio and --object-store"},
 		{[]string{"--workload", wl, "--launch", "kfake", "--partitions", "-3"}, "must not be negative"},
+		{[]string{"--workload", wl, "--launch", "sediment", "--store-latency", "50ms"}, "--store-latency needs --minio"},
 	} {
 		_, err := ParseArgs(tc.args, "self", &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

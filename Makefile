@@ -53,7 +53,7 @@ FUZZTIME ?= 20s
 fuzz-smoke:
 	$(GO) test ./protocol/ -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/record/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
-	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
+	$(GO) test ./storage/dataobject/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzCorruptAt -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/record/ -run '^$$' -fuzz FuzzDecodeRecords -fuzztime $(FUZZTIME)

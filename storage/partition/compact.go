@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/dataobject"
 	"github.com/sediment-io/sediment/storage/record"
 )
 
@@ -76,7 +77,7 @@ func (l *Log) compactRun(ctx context.Context, p *Partition, run []unit) (int64, 
 		old = append(old, u.segs...)
 		size += u.size
 	}
-	obj := make([]byte, 0, size+objTrailerLen+objEntryLen*(size/l.opts.CompactChunkBytes+2))
+	obj := make([]byte, 0, size+dataobject.TrailerLen+dataobject.EntryLen*(size/l.opts.CompactChunkBytes+2))
 	for _, s := range old {
 		data, err := l.store.GetRange(ctx, s.Object, s.Pos, s.Len)
 		l.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
@@ -93,7 +94,7 @@ func (l *Log) compactRun(ctx context.Context, p *Partition, run []unit) (int64, 
 		return 0, err
 	}
 	key := compactedKey(p, old[0].BaseOffset)
-	obj = appendFooter(obj, entries)
+	obj = dataobject.AppendFooter(obj, entries)
 	if err := l.up.put(ctx, key, obj); err != nil {
 		return 0, err
 	}
@@ -111,8 +112,8 @@ func (l *Log) compactRun(ctx context.Context, p *Partition, run []unit) (int64, 
 // chunkEntries walks the concatenated batches, checks they cover exactly
 // the old segments' offsets, and cuts them into index entries of about
 // chunk bytes at batch boundaries.
-func chunkEntries(data []byte, p *Partition, old []metadata.Segment, chunk int64) ([]objectEntry, error) {
-	var entries []objectEntry
+func chunkEntries(data []byte, p *Partition, old []metadata.Segment, chunk int64) ([]dataobject.Entry, error) {
+	var entries []dataobject.Entry
 	next := old[0].BaseOffset
 	pos := int64(0)
 	err := record.SplitBatches(data, func(base, last int64, raw []byte) bool {
@@ -121,7 +122,7 @@ func chunkEntries(data []byte, p *Partition, old []metadata.Segment, chunk int64
 		}
 		n := len(entries)
 		if n == 0 || entries[n-1].Len >= chunk {
-			entries = append(entries, objectEntry{Topic: p.topic.ID, Partition: p.index, BaseOffset: base, Pos: pos})
+			entries = append(entries, dataobject.Entry{Topic: p.topic.ID, Partition: p.index, BaseOffset: base, Pos: pos})
 			n++
 		}
 		e := &entries[n-1]
@@ -139,7 +140,7 @@ func chunkEntries(data []byte, p *Partition, old []metadata.Segment, chunk int64
 	return entries, nil
 }
 
-func segmentsOf(entries []objectEntry, key string) []metadata.Segment {
+func segmentsOf(entries []dataobject.Entry, key string) []metadata.Segment {
 	segs := make([]metadata.Segment, len(entries))
 	for i, e := range entries {
 		segs[i] = metadata.Segment{Topic: e.Topic, Partition: e.Partition, BaseOffset: e.BaseOffset,

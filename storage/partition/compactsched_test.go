@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sediment-io/sediment/storage/dataobject"
 )
 
 // produceRound appends one batch of about size bytes to every partition,
@@ -59,7 +61,7 @@ func TestCompactionReachesEveryPartition(t *testing.T) {
 	})
 	parts := createTopic(t, l, "many", n, nil).Partitions()
 	budget := l.compactBudget()
-	maxRun := int64(target + objTrailerLen + 2*objEntryLen) // data up to the target, one or two index entries
+	maxRun := int64(target + dataobject.TrailerLen + 2*dataobject.EntryLen) // data up to the target, one or two index entries
 	k := int((n*maxRun + budget - 1) / budget)
 	if k < 2 || k >= n {
 		t.Fatalf("K = %d passes: the setup no longer tells rotation from a fixed order", k)

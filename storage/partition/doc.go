@@ -3,10 +3,11 @@
 // cache, the uploader that moves batches to the object store, and the read
 // path that finds a batch wherever it lives. It is the glue between the WAL,
 // the object store and metadata; it never sees the wire protocol. The record
-// batch format is storage/record's, reading a segment's batches from the
-// object store (block cache, streams, seek hints) is storage/readcache's,
-// and deleting objects nothing references (garbage, orphans) is
-// storage/gc's, which the maintainer runs.
+// batch format is storage/record's, the format of the objects it writes
+// storage/dataobject's, reading a segment's batches from the object store
+// (block cache, streams, seek hints) storage/readcache's, and deleting
+// objects nothing references (garbage, orphans) storage/gc's, which the
+// maintainer runs.
 //
 // The life of a batch:
 //

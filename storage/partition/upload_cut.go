@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/dataobject"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -148,7 +149,7 @@ func (p *Partition) hasUnsent() bool {
 
 // build lays the upload out as one object with its footer.
 func (u *uploader) build(up *upload) *flight {
-	size := up.bytes + int64(len(up.parts))*objEntryLen + objTrailerLen
+	size := up.bytes + int64(len(up.parts))*dataobject.EntryLen + dataobject.TrailerLen
 	var buf []byte
 	if n := len(u.free); n > 0 {
 		buf, u.free = u.free[n-1], u.free[:n-1]
@@ -157,10 +158,10 @@ func (u *uploader) build(up *upload) *flight {
 		buf = make([]byte, 0, size)
 	}
 	obj := buf[:0]
-	entries := make([]objectEntry, 0, len(up.parts))
+	entries := make([]dataobject.Entry, 0, len(up.parts))
 	for i, p := range up.parts {
 		refs := up.refs[i]
-		e := objectEntry{Topic: p.topic.ID, Partition: p.index, BaseOffset: refs[0].base,
+		e := dataobject.Entry{Topic: p.topic.ID, Partition: p.index, BaseOffset: refs[0].base,
 			EndOffset: refs[len(refs)-1].end, Pos: int64(len(obj))}
 		for j, r := range refs {
 			obj = append(obj, up.data[i][j]...)
@@ -169,7 +170,7 @@ func (u *uploader) build(up *upload) *flight {
 		e.Len = int64(len(obj)) - e.Pos
 		entries = append(entries, e)
 	}
-	obj = appendFooter(obj, entries)
+	obj = dataobject.AppendFooter(obj, entries)
 	return &flight{up: up, key: u.objectKey(), obj: obj, entries: entries, start: time.Now()}
 }
 

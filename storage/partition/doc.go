@@ -5,9 +5,9 @@
 // the object store and metadata; it never sees the wire protocol. The record
 // batch format is storage/record's, the format of the objects it writes
 // storage/dataobject's, reading a segment's batches from the object store
-// (block cache, streams, seek hints) storage/readcache's, and deleting
-// objects nothing references (garbage, orphans) storage/gc's, which the
-// maintainer runs.
+// (block cache, streams, seek hints) storage/readcache's; compaction and
+// retention (storage/lifecycle) and deleting objects nothing references
+// (garbage, orphans; storage/gc) are run by its maintainer.
 //
 // The life of a batch:
 //
@@ -50,8 +50,8 @@
 // takes them in increasing rank only, and `go test -tags lockrank` panics
 // on any other order. Two locks sit outside the ranks, each taken only
 // with none of the others held: uploader.step (whoever moves the upload
-// pipeline on; it then takes the ranked locks) and compactState.mu (one
-// compaction pass at a time). Outermost first:
+// pipeline on; it then takes the ranked locks) and lifecycle.Compactor's
+// mu (one compaction pass at a time). Outermost first:
 //
 //	Log.appendGate       (RW) shared by an append from its WAL append to
 //	                     its partition marked dirty; exclusive for the

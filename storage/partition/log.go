@@ -12,6 +12,7 @@ import (
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/internal/lockrank"
+	"github.com/sediment-io/sediment/storage/lifecycle"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/readcache"
 	"github.com/sediment-io/sediment/storage/wal"
@@ -111,7 +112,7 @@ type Options struct {
 	CompactMinAge      time.Duration
 	CompactChunkBytes  int64
 	// CompactBytesPerSec bounds how fast compaction writes, on average
-	// (default 8 MiB/s); see compactsched.go.
+	// (default 8 MiB/s); see storage/lifecycle.
 	CompactBytesPerSec int64
 	// GCGrace is how long an object no segment references any more stays
 	// readable before it is deleted (default 1 minute); OrphanGrace is how
@@ -136,9 +137,14 @@ type Options struct {
 	// counts (default time.Now; tests move it).
 	Now func() time.Time
 
-	// streamChunkBytes is the read cache's ChunkBytes (tests make it
-	// small).
-	streamChunkBytes int
+	tune tuning
+}
+
+// tuning holds sizes that tests make small; zero is the default.
+type tuning struct {
+	streamChunkBytes int // readcache.Options.ChunkBytes
+	compactPage      int // lifecycle.Compactor.Page
+	retentionPage    int // lifecycle.Retainer.Page
 }
 
 func (o *Options) setDefaults() {
@@ -190,7 +196,8 @@ type Log struct {
 	log     *slog.Logger
 	m       *Metrics
 
-	compaction compactState // the compactor's cursors, kept between passes
+	compaction *lifecycle.Compactor // keeps its cursors between passes
+	retention  *lifecycle.Retainer
 
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a
@@ -238,6 +245,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	}
 	opts.BrokerConfig.OnChange(l.brokerConfigChanged)
 	l.up = newUploader(l)
+	l.newLifecycle()
 	l.durable = newDurableNotifier(l)
 	// Before the WAL opens: from then on a failed fsync may call Fail.
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -344,7 +352,7 @@ func (l *Log) newReadCache() *readcache.Cache {
 	return readcache.New(readcache.Options{
 		Store:           l.store,
 		BlockCacheBytes: o.BlockCacheBytes, BlockSize: o.BlockSize, ReadaheadBlocks: o.ReadaheadBlocks,
-		Streams: o.Streams, StreamReadahead: o.StreamReadahead, ChunkBytes: o.streamChunkBytes,
+		Streams: o.Streams, StreamReadahead: o.StreamReadahead, ChunkBytes: o.tune.streamChunkBytes,
 		StreamStallTimeout: o.StreamStallTimeout, StreamIdleTimeout: o.StreamIdleTimeout,
 		BlockLoadTimeout: o.BlockLoadTimeout,
 		Got: func(err error) {

@@ -137,7 +137,7 @@ func TestCompactedReadsStreamEachObjectOnce(t *testing.T) {
 // order; the fetch gets them without the chunks being joined.
 func TestStreamedBatchesCrossChunks(t *testing.T) {
 	e, l, tp, want := compactedEnv(t, 2, 300, func(o *Options) {
-		o.streamChunkBytes = 97 // smaller than a batch, and never a multiple of one
+		o.tune.streamChunkBytes = 97 // smaller than a batch, and never a multiple of one
 		o.StreamReadahead = 1000
 		o.Streams = 2
 	})

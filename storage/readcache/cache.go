@@ -70,11 +70,11 @@ func (o *Options) setDefaults() {
 	if o.Got == nil {
 		o.Got = func(error) {}
 	}
-	if o.Hits == nil {
-		o.Hits = prometheus.NewCounter(prometheus.CounterOpts{Name: "unregistered_hits"})
+	if o.Hits == nil { // counted, never registered
+		o.Hits = prometheus.NewCounter(prometheus.CounterOpts{Name: "readcache_block_hits_total"})
 	}
 	if o.Misses == nil {
-		o.Misses = prometheus.NewCounter(prometheus.CounterOpts{Name: "unregistered_misses"})
+		o.Misses = prometheus.NewCounter(prometheus.CounterOpts{Name: "readcache_block_misses_total"})
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

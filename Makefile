@@ -35,7 +35,7 @@ vet:
 # again with its lock order checked (-tags lockrank, storage/internal/lockrank).
 unit: minio
 	$(GO) test -race -count=1 -timeout 40m ./...
-	$(GO) test -race -count=1 -timeout 20m -tags lockrank ./storage/internal/... ./storage/wal/... ./storage/partition/...
+	$(GO) test -race -count=1 -timeout 20m -tags lockrank ./storage/internal/... ./storage/wal/... ./storage/readcache/... ./storage/partition/...
 
 # Installs the pinned MinIO server into .bin unless the binary there is
 # already that version (go version -m reads it from the binary). About 5
@@ -53,7 +53,7 @@ FUZZTIME ?= 20s
 fuzz-smoke:
 	$(GO) test ./protocol/ -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/record/ -run '^$$' -fuzz FuzzParseBatch -fuzztime $(FUZZTIME)
-	$(GO) test ./storage/partition/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
+	$(GO) test ./storage/dataobject/ -run '^$$' -fuzz FuzzParseFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/wal/ -run '^$$' -fuzz FuzzCorruptAt -fuzztime $(FUZZTIME)
 	$(GO) test ./storage/record/ -run '^$$' -fuzz FuzzDecodeRecords -fuzztime $(FUZZTIME)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sediment-io/sediment/storage/dataobject"
 )
 
 // produceRound appends one batch of about size bytes to every partition,
@@ -58,8 +60,8 @@ func TestCompactionReachesEveryPartition(t *testing.T) {
 		o.CompactBytesPerSec = 4 // × the 1 h interval: a pass budget of 14,400 bytes
 	})
 	parts := createTopic(t, l, "many", n, nil).Partitions()
-	budget := l.compactBudget()
-	maxRun := int64(target + objTrailerLen + 2*objEntryLen) // data up to the target, one or two index entries
+	budget := l.compaction.Budget()
+	maxRun := int64(target + dataobject.TrailerLen + 2*dataobject.EntryLen) // data up to the target, one or two index entries
 	k := int((n*maxRun + budget - 1) / budget)
 	if k < 2 || k >= n {
 		t.Fatalf("K = %d passes: the setup no longer tells rotation from a fixed order", k)
@@ -87,9 +89,8 @@ func TestCompactionReachesEveryPartition(t *testing.T) {
 // index, visits resume from the partition's cursor and every run is
 // compacted; the log reads back whole.
 func TestCompactionPagesTheIndex(t *testing.T) {
-	defer func(n int) { compactPage = n }(compactPage)
-	compactPage = 4
 	_, l := lifecycleEnv(t, func(o *Options) {
+		o.tune.compactPage = 4
 		o.CompactTargetBytes = 4096
 		o.CompactChunkBytes = 1024
 		o.CompactMinAge = time.Nanosecond

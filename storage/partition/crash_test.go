@@ -211,7 +211,7 @@ func crashInsidePut(e *logEnv, l *Log, put <-chan string, block chan struct{}) s
 	wg.Wait()
 	l.done.Wait()
 	l.wal.Close()
-	l.blocks.close()
+	l.reads.Close()
 	e.opts.AfterPut = nil
 	return key
 }

@@ -3,8 +3,11 @@
 // cache, the uploader that moves batches to the object store, and the read
 // path that finds a batch wherever it lives. It is the glue between the WAL,
 // the object store and metadata; it never sees the wire protocol. The record
-// batch format is storage/record's, and deleting objects nothing references
-// (garbage, orphans) is storage/gc's, which the maintainer runs.
+// batch format is storage/record's, the format of the objects it writes
+// storage/dataobject's, reading a segment's batches from the object store
+// (block cache, streams, seek hints) storage/readcache's; compaction and
+// retention (storage/lifecycle) and deleting objects nothing references
+// (garbage, orphans; storage/gc) are run by its maintainer.
 //
 // The life of a batch:
 //
@@ -20,7 +23,8 @@
 //	          Up to --upload-concurrency objects are PUT at once; their
 //	          commits apply in upload order (uploader.go).
 //	Read      tail cache -> WAL (evicted, not yet uploaded) -> object store
-//	          (metadata index, ranged GETs through the block cache).
+//	          (the metadata index finds the segment; storage/readcache reads
+//	          its region: ranged GETs through the block cache, or a stream).
 //
 // Idempotent-producer state lives in each Partition (the window of a
 // producer's last batches, to answer retries with the original offset).
@@ -46,8 +50,8 @@
 // takes them in increasing rank only, and `go test -tags lockrank` panics
 // on any other order. Two locks sit outside the ranks, each taken only
 // with none of the others held: uploader.step (whoever moves the upload
-// pipeline on; it then takes the ranked locks) and compactState.mu (one
-// compaction pass at a time). Outermost first:
+// pipeline on; it then takes the ranked locks) and lifecycle.Compactor's
+// mu (one compaction pass at a time). Outermost first:
 //
 //	Log.appendGate       (RW) shared by an append from its WAL append to
 //	                     its partition marked dirty; exclusive for the
@@ -61,9 +65,8 @@
 //	wal.WAL.mu           the WAL's positions and pending buffer
 //	uploader.mu          dirty partitions, pending bytes, room
 //	tailCache.mu         the FIFO of cached batches
-//	blockCache.mu        cached object blocks
-//	streamTable.mu       open streams of compacted segments
-//	seekHints.mu         seek hints of object reads
+//	readcache's locks    blockCache.mu, streamTable.mu, seekHints.mu
+//	                     (storage/readcache/doc.go, with their one edge)
 //
 // The edges taken today, each read in the code:
 //
@@ -74,16 +77,15 @@
 //	Partition.mu -> uploader.mu           appendLocked, replayBatch (markDirty)
 //	Partition.mu -> tailCache.mu          appendLocked (push)
 //	wal.releaseMu -> wal.mu               wal.Release
-//	blockCache.mu -> streamTable.mu       blockCache.evictLocked (spare)
 //
-// The rest are leaves. No lock of this package is held across object-store
-// I/O; a partition's lock is held across metadata I/O only by
-// BumpLeaderEpoch, so that no append lands between the epoch's start offset
-// and its write (a bump is rare: a change of owner). Callbacks run
-// without the caller's lock: the WAL's OnSync (the flusher holds no WAL
-// lock then), streamTable.onOpen (blockCache.trim), and tailCache.push
-// returns its victims for the appender to evict once it let go of its
-// partition (evict takes the victim's Partition.mu, so two partition locks
-// are never held at once). The WAL's MemFS (tests) takes its own lock
+// The rest are leaves, and a read calls the read cache holding none of
+// these. No lock of this package is held across object-store I/O; a
+// partition's lock is held across metadata I/O only by BumpLeaderEpoch, so
+// that no append lands between the epoch's start offset and its write (a
+// bump is rare: a change of owner). Callbacks run without the caller's
+// lock: the WAL's OnSync (the flusher holds no WAL lock then), and
+// tailCache.push returns its victims for the appender to evict once it let
+// go of its partition (evict takes the victim's Partition.mu, so two
+// partition locks are never held at once). The WAL's MemFS (tests) takes its own lock
 // inside file operations, which the WAL runs outside wal.mu.
 package partition

@@ -89,9 +89,7 @@ func TestRetentionByTime(t *testing.T) {
 // TestRetentionByTimeAcrossPages has time retention expire more segments
 // than one page of the index holds, and stop inside a page.
 func TestRetentionByTimeAcrossPages(t *testing.T) {
-	defer func(n int) { retentionPage = n }(retentionPage)
-	retentionPage = 2
-	_, l := lifecycleEnv(t, nil)
+	_, l := lifecycleEnv(t, func(o *Options) { o.tune.retentionPage = 2 })
 	p := createTopic(t, l, "paged", 1, map[string]string{"retention.ms": "60000"}).Partition(0)
 	produceUploads(t, l, p, 5, 1, 1000) // expired: two pages and a half
 	produceUploads(t, l, p, 3, 1, time.Now().UnixMilli())

@@ -12,7 +12,9 @@ import (
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/internal/lockrank"
+	"github.com/sediment-io/sediment/storage/lifecycle"
 	"github.com/sediment-io/sediment/storage/objectstore"
+	"github.com/sediment-io/sediment/storage/readcache"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -66,8 +68,10 @@ type Options struct {
 	MaxPendingBytes int64
 	// TailCacheBytes bounds the bytes of recent batches kept in memory.
 	TailCacheBytes int64
-	// BlockCacheBytes bounds the cache of object-store blocks; BlockSize is
-	// the unit of ranged GETs.
+	// BlockCacheBytes bounds the cache of object-store blocks (default 64
+	// MiB); BlockSize is the unit of ranged GETs (default 8 MiB). These and
+	// the stream options below configure the read cache
+	// (storage/readcache), which applies the defaults.
 	BlockCacheBytes int64
 	BlockSize       int64
 	// ReadaheadBlocks is how many blocks a read prefetches beyond itself
@@ -75,7 +79,7 @@ type Options struct {
 	// 64 MiB cache and 8 MiB blocks).
 	ReadaheadBlocks int64
 	// Streams bounds the open streams of compacted segments (see
-	// stream.go; default one per 8 MiB of BlockCacheBytes, at least 2),
+	// storage/readcache; default one per 8 MiB of BlockCacheBytes, at least 2),
 	// each reading up to StreamReadahead bytes ahead of its reader
 	// (default 8 MiB, as much as a fetch asks of one partition with
 	// fetch.max.partition.bytes at 8 MiB) plus the chunk it is filling:
@@ -108,7 +112,7 @@ type Options struct {
 	CompactMinAge      time.Duration
 	CompactChunkBytes  int64
 	// CompactBytesPerSec bounds how fast compaction writes, on average
-	// (default 8 MiB/s); see compactsched.go.
+	// (default 8 MiB/s); see storage/lifecycle.
 	CompactBytesPerSec int64
 	// GCGrace is how long an object no segment references any more stays
 	// readable before it is deleted (default 1 minute); OrphanGrace is how
@@ -132,6 +136,15 @@ type Options struct {
 	// Now is the broker's clock, from which producer.id.expiration.ms
 	// counts (default time.Now; tests move it).
 	Now func() time.Time
+
+	tune tuning
+}
+
+// tuning holds sizes that tests make small; zero is the default.
+type tuning struct {
+	streamChunkBytes int // readcache.Options.ChunkBytes
+	compactPage      int // lifecycle.Compactor.Page
+	retentionPage    int // lifecycle.Retainer.Page
 }
 
 func (o *Options) setDefaults() {
@@ -156,27 +169,6 @@ func (o *Options) setDefaults() {
 	if o.TailCacheBytes <= 0 {
 		o.TailCacheBytes = 64 << 20
 	}
-	if o.BlockCacheBytes <= 0 {
-		o.BlockCacheBytes = 64 << 20
-	}
-	if o.BlockSize <= 0 {
-		o.BlockSize = 8 << 20 // at most one GET per 4 MiB of a sequential read, with room to spare
-	}
-	if o.ReadaheadBlocks <= 0 {
-		o.ReadaheadBlocks = 4
-	}
-	switch {
-	case o.Streams == 0:
-		o.Streams = int(max(o.BlockCacheBytes/(8<<20), 2))
-	case o.Streams < 0:
-		o.Streams = 0
-	}
-	if o.StreamReadahead <= 0 {
-		o.StreamReadahead = 8 << 20
-	}
-	o.StreamStallTimeout = orDuration(o.StreamStallTimeout, streamStall)
-	o.StreamIdleTimeout = orDuration(o.StreamIdleTimeout, streamIdle)
-	o.BlockLoadTimeout = orDuration(o.BlockLoadTimeout, blockLoadTimeout)
 	o.setLifecycleDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -189,14 +181,6 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// orDuration returns d, or def when d is not positive.
-func orDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
-
 // Log is the broker's log: every partition of every topic, the WAL they
 // share, the uploader that moves them to the object store, and the caches
 // in front of it.
@@ -206,15 +190,14 @@ type Log struct {
 	store   objectstore.Store
 	wal     *wal.WAL
 	tail    *tailCache
-	blocks  *blockCache
-	streams *streamTable
-	seeks   seekHints
+	reads   *readcache.Cache
 	up      *uploader
 	durable *durableNotifier
 	log     *slog.Logger
 	m       *Metrics
 
-	compaction compactState // the compactor's cursors, kept between passes
+	compaction *lifecycle.Compactor // keeps its cursors between passes
+	retention  *lifecycle.Retainer
 
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a
@@ -256,16 +239,13 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	}
 	l.failure = newFailure()
 	l.tail = newTailCache(opts.TailCacheBytes)
-	l.blocks = newBlockCache(l.store, opts.BlockCacheBytes, opts.BlockSize, opts.ReadaheadBlocks, l.m)
-	l.streams = newStreamTable(l.store, opts.Streams, opts.StreamReadahead, l.m)
-	l.blocks.spare, l.streams.onOpen = l.streams.spare, l.blocks.trim // one budget for both
-	l.blocks.loadTimeout = opts.BlockLoadTimeout
-	l.streams.idleAfter, l.streams.stall = opts.StreamIdleTimeout, opts.StreamStallTimeout
+	l.reads = l.newReadCache()
 	if err := l.loadTopics(ctx); err != nil {
 		return nil, err
 	}
 	opts.BrokerConfig.OnChange(l.brokerConfigChanged)
 	l.up = newUploader(l)
+	l.newLifecycle()
 	l.durable = newDurableNotifier(l)
 	// Before the WAL opens: from then on a failed fsync may call Fail.
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -362,9 +342,26 @@ func (l *Log) Close() error {
 	if cerr := l.wal.Close(); err == nil {
 		err = cerr
 	}
-	l.streams.close()
-	l.blocks.close()
+	l.reads.Close()
 	return err
+}
+
+// newReadCache makes the cache that object-store reads go through.
+func (l *Log) newReadCache() *readcache.Cache {
+	o := l.opts
+	return readcache.New(readcache.Options{
+		Store:           l.store,
+		BlockCacheBytes: o.BlockCacheBytes, BlockSize: o.BlockSize, ReadaheadBlocks: o.ReadaheadBlocks,
+		Streams: o.Streams, StreamReadahead: o.StreamReadahead, ChunkBytes: o.tune.streamChunkBytes,
+		StreamStallTimeout: o.StreamStallTimeout, StreamIdleTimeout: o.StreamIdleTimeout,
+		BlockLoadTimeout: o.BlockLoadTimeout,
+		Got: func(err error) {
+			l.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+		},
+		Hits:   l.m.blockCache.WithLabelValues("hit"),
+		Misses: l.m.blockCache.WithLabelValues("miss"),
+		Logger: l.log,
+	})
 }
 
 // WALStats reports the WAL's counters.

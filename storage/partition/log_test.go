@@ -91,7 +91,7 @@ func (e *logEnv) crash(l *Log, torn bool) {
 	l.stop()
 	l.done.Wait()
 	l.wal.Close()
-	l.blocks.close()
+	l.reads.Close()
 	e.meta.Close()
 	e.meta = nil
 }
@@ -312,7 +312,7 @@ func TestPrefetchLoadsTheBlockAReadStartsIn(t *testing.T) {
 	l.Prefetch(ctx, p0, 60)
 	// A load Prefetch starts is in the cache before its GET: none there,
 	// none coming.
-	if n := cachedBlocks(l.blocks); n != 0 {
+	if n := l.reads.Stats().Blocks; n != 0 {
 		t.Fatalf("Prefetch of a tail read started %d loads", n)
 	}
 	if n := e.store.Count(mem.OpGetRange) - gets; n != 0 {
@@ -327,17 +327,16 @@ func TestPrefetchLoadsTheBlockAReadStartsIn(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("segment of p1 offset 2: %v", err)
 	}
-	l.blocks.close() // start from an empty cache, as after a restart
-	l.blocks = newBlockCache(e.store, l.opts.BlockCacheBytes, block, l.opts.ReadaheadBlocks, l.m)
+	l.reads.DropBlocks() // start from an empty cache, as after a restart
 
 	start := seg.Pos + int64(first.Bytes) // where the batch at offset 2 is
 	gets = e.store.Count(mem.OpGetRange)
 	l.Prefetch(ctx, p1, 2)
-	waitBlock(t, l.blocks, blockKey{seg.Object, start / block}) // where the batch at offset 2 begins
+	waitBlock(t, l, seg.Object, start) // where the batch at offset 2 begins
 	if n := e.store.Count(mem.OpGetRange) - gets; n != 1 {
 		t.Fatalf("Prefetch made %d GETs, want 1", n)
 	}
-	if pos := l.seeks.peek(seekKey{seg.Object, seg.Pos, 2}); pos != int64(first.Bytes) {
+	if pos := l.reads.SeekHint(region(seg), 2); pos != int64(first.Bytes) {
 		t.Fatalf("seek hint after Prefetch: %d, want %d", pos, first.Bytes)
 	}
 	if res, err := l.Read(ctx, p1, 2, 1, true); err != nil || record.BaseOffset(batchesOf(t, res)[0]) != 2 {
@@ -371,35 +370,20 @@ func TestReadAtARegionsEndPrefetchesTheNextSegment(t *testing.T) {
 	if err != nil || res.Bytes != int(segs[0].Len) {
 		t.Fatalf("read at 0: %v (%d of %d bytes)", err, res.Bytes, segs[0].Len)
 	}
-	waitBlock(t, l.blocks, blockKey{segs[1].Object, segs[1].Pos / block}) // the next segment's first block
+	waitBlock(t, l, segs[1].Object, segs[1].Pos) // the next segment's first block
 	if got := readAll(t, l, p, 20); len(got) != 20 {
 		t.Fatalf("read from 20: %d records", len(got))
 	}
 }
 
-// waitBlock waits until block k, which a read or Prefetch put in c, has
-// loaded; the test fails if k is not there or its load failed.
-func waitBlock(t *testing.T, c *blockCache, k blockKey) {
+// waitBlock waits until the block holding byte pos of object, which a
+// read or Prefetch put in l's read cache, has loaded; the test fails if
+// that block is not there or its load failed.
+func waitBlock(t *testing.T, l *Log, object string, pos int64) {
 	t.Helper()
-	c.mu.Lock()
-	b, ok := c.entries[k]
-	c.mu.Unlock()
-	if !ok {
-		t.Fatalf("block %d of %s is neither loading nor cached", k.index, k.object)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard, not a timing
+	defer cancel()
+	if err := l.reads.WaitBlock(ctx, object, pos); err != nil {
+		t.Fatal(err)
 	}
-	select {
-	case <-b.ready:
-	case <-time.After(time.Minute): // a hang guard, not a timing
-		t.Fatalf("block %d of %s never loaded", k.index, k.object)
-	}
-	if b.err != nil {
-		t.Fatalf("block %d of %s: %v", k.index, k.object, b.err)
-	}
-}
-
-// cachedBlocks is how many blocks c holds or is loading.
-func cachedBlocks(c *blockCache) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
 }

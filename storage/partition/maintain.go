@@ -54,7 +54,7 @@ func (l *Log) maintain(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		l.streams.sweep(time.Now())
+		l.reads.CloseIdle(time.Now())
 		due := time.Since(lastSweep) >= l.opts.OrphanGrace/4
 		l.MaintainOnce(ctx, due || l.sweepUnfinished(ctx))
 		if due {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/sediment-io/sediment/storage/objectstore"
+	"github.com/sediment-io/sediment/storage/readcache"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -76,7 +77,7 @@ func (r FetchResult) WholeBatches() ([][]byte, error) {
 	if r.Wire == nil {
 		return r.Batches, nil
 	}
-	return spans(r.Wire).batches()
+	return readcache.Batches(r.Wire)
 }
 
 // Read returns batches of p starting with the one that holds offset, up to

@@ -136,10 +136,8 @@ func TestCompactedReadsStreamEachObjectOnce(t *testing.T) {
 // Batches that cross the chunks a stream reads in come out whole and in
 // order; the fetch gets them without the chunks being joined.
 func TestStreamedBatchesCrossChunks(t *testing.T) {
-	old := chunkBytes
-	chunkBytes = 97 // smaller than a batch, and never a multiple of one
-	t.Cleanup(func() { chunkBytes = old })
 	e, l, tp, want := compactedEnv(t, 2, 300, func(o *Options) {
+		o.tune.streamChunkBytes = 97 // smaller than a batch, and never a multiple of one
 		o.StreamReadahead = 1000
 		o.Streams = 2
 	})
@@ -172,8 +170,8 @@ func TestStreamedReadsStartAnywhereAndFallBack(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if l.streams.open != 0 {
-		t.Fatalf("%d streams open after Close", l.streams.open)
+	if n := l.reads.Stats().OpenStreams; n != 0 {
+		t.Fatalf("%d streams open after Close", n)
 	}
 }
 
@@ -249,14 +247,13 @@ func (h *hangReader) Close() error {
 	return nil
 }
 
-// A stream whose store stops sending is abandoned after streamStall and the
-// read is served through the block cache: the reader does not hang.
+// A stream whose store stops sending is abandoned after
+// StreamStallTimeout and the read is served through the block cache: the
+// reader does not hang.
 func TestStalledStreamFallsBackToBlockCache(t *testing.T) {
-	old := streamStall
-	streamStall = 50 * time.Millisecond
-	t.Cleanup(func() { streamStall = old })
 	_, l, tp, want := compactedEnv(t, 1, 300, func(o *Options) {
 		o.Store = &stallingStreams{Store: o.Store, after: 1000}
+		o.StreamStallTimeout = 50 * time.Millisecond
 	})
 	checkValues(t, "through stalling streams", readRecords(t, l, tp.Partition(0), 0, 700), want[0])
 }
@@ -287,101 +284,7 @@ func TestNextObjectStreamIsWarmed(t *testing.T) {
 	if n := e.store.Count(mem.OpGetRange) - gets; n != int64(len(objects)) {
 		t.Fatalf("%d GETs for %d compacted objects read sequentially", n, len(objects))
 	}
-	l.streams.mu.Lock()
-	warmed := l.streams.warmed
-	l.streams.mu.Unlock()
-	if warmed == 0 {
+	if l.reads.Stats().WarmedStreams == 0 {
 		t.Fatal("no stream was warmed ahead of its reader")
-	}
-}
-
-// A warm that hangs on the store does not hold up closing the table, and
-// leaves nothing open.
-func TestCloseCancelsHungWarm(t *testing.T) {
-	old := streamStall
-	streamStall = time.Hour // only close can end the open
-	t.Cleanup(func() { streamStall = old })
-	store := mem.New()
-	if _, err := store.Put(context.Background(), "seg/x", []byte("data"), objectstore.Condition{}); err != nil {
-		t.Fatal(err)
-	}
-	store.Hang(mem.OpGetRange)
-	defer store.Unhang()
-	st := newStreamTable(store, 2, 1<<20, NewMetrics(nil))
-	st.warm("seg/x", 0)
-	for i := 0; store.Count(mem.OpGetRange) == 0; i++ { // the open has reached the store
-		if i > 10000 {
-			t.Fatal("warm never opened the stream")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	closed := make(chan struct{})
-	go func() {
-		st.close()
-		close(closed)
-	}()
-	select {
-	case <-closed:
-	case <-time.After(time.Minute): // a hang guard, not a timing
-		t.Fatal("close waited for a warm hung on the store")
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.open != 0 || len(st.idle) != 0 || len(st.opening) != 0 {
-		t.Fatalf("after close: %d open, %d idle, %d opening", st.open, len(st.idle), len(st.opening))
-	}
-}
-
-// TestBlockCacheUsesTheIdleStreamBudget: while no stream is open, the
-// block cache may hold the streams' memory too (readers of upload objects
-// do not stream); a stream that opens takes its share back, and the cache
-// never holds more than its own limit and the unopened streams' memory.
-func TestBlockCacheUsesTheIdleStreamBudget(t *testing.T) {
-	old := chunkBytes
-	chunkBytes = 1024
-	t.Cleanup(func() { chunkBytes = old })
-	const block = 1024
-	ctx := context.Background()
-	store := mem.New()
-	if _, err := store.Put(ctx, "data/x", bytes.Repeat([]byte("x"), 16*block), objectstore.Condition{}); err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics(nil)
-	blocks := newBlockCache(store, 4*block, block, 0, m)
-	streams := newStreamTable(store, 2, block, m) // each holds 2 chunks: 4 blocks' worth for both
-	blocks.spare, streams.onOpen = streams.spare, blocks.trim
-	defer blocks.close()
-	defer streams.close()
-	held := func() int64 {
-		blocks.mu.Lock()
-		defer blocks.mu.Unlock()
-		return blocks.bytes
-	}
-	for i := int64(0); i < 16; i++ {
-		if _, err := blocks.read(ctx, "data/x", i*block, block, 0, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := held(); got != 8*block {
-		t.Fatalf("no stream open: the cache holds %d bytes, want %d (its 4 blocks and the streams' 4)", got, 8*block)
-	}
-	s, err := streams.take(ctx, "data/x", 0)
-	if err != nil || s == nil {
-		t.Fatalf("take: %v", err)
-	}
-	if got := held(); got != 6*block {
-		t.Fatalf("one stream open: the cache holds %d bytes, want %d", got, 6*block)
-	}
-	streams.drop(s)
-	select { // its filling goroutine reads chunkBytes, which the cleanup restores
-	case <-s.done:
-	case <-time.After(time.Minute): // a hang guard, not a timing
-		t.Fatal("a dropped stream's goroutine never ended")
-	}
-	if _, err := blocks.read(ctx, "data/x", 0, block, 0, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := held(); got != 7*block {
-		t.Fatalf("stream closed, one more block read: the cache holds %d bytes, want %d", got, 7*block)
 	}
 }

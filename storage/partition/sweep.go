@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"github.com/sediment-io/sediment/storage/gc"
+	"github.com/sediment-io/sediment/storage/lifecycle"
 )
 
-// Object key prefixes this package writes: upload objects and compacted
-// segment objects. The orphan sweep looks only under them.
+// Object key prefixes of the log's objects: upload objects (the uploader's)
+// and compacted segment objects (storage/lifecycle's compaction). The
+// orphan sweep looks only under them.
 const (
 	uploadPrefix  = "data/"
-	compactPrefix = "seg/"
+	compactPrefix = lifecycle.CompactedPrefix
 )
 
 // orphanSweepKeys bounds the keys one sweep pass examines (gc.Collector's

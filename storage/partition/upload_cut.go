@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/dataobject"
 	"github.com/sediment-io/sediment/storage/wal"
 )
 
@@ -154,7 +155,7 @@ func (p *Partition) hasUnsent() bool {
 
 // build lays the upload out as one object with its footer.
 func (u *uploader) build(up *upload) *flight {
-	size := up.bytes + int64(len(up.parts))*objEntryLen + objTrailerLen
+	size := up.bytes + int64(len(up.parts))*dataobject.EntryLen + dataobject.TrailerLen
 	var buf []byte
 	if n := len(u.free); n > 0 {
 		buf, u.free = u.free[n-1], u.free[:n-1]
@@ -163,11 +164,11 @@ func (u *uploader) build(up *upload) *flight {
 		buf = make([]byte, 0, size)
 	}
 	obj := buf[:0]
-	entries := make([]objectEntry, 0, len(up.parts))
+	entries := make([]dataobject.Entry, 0, len(up.parts))
 	up.producers = make([][]metadata.ProducerState, len(up.parts))
 	for i, p := range up.parts {
 		refs := up.refs[i]
-		e := objectEntry{Topic: p.topic.ID, Partition: p.index, BaseOffset: refs[0].base,
+		e := dataobject.Entry{Topic: p.topic.ID, Partition: p.index, BaseOffset: refs[0].base,
 			EndOffset: refs[len(refs)-1].end, Pos: int64(len(obj))}
 		for j, r := range refs {
 			obj = append(obj, up.data[i][j]...)
@@ -178,7 +179,7 @@ func (u *uploader) build(up *upload) *flight {
 		up.producers[i] = segmentProducers(refs, up.data[i])
 	}
 	up.data = nil
-	obj = appendFooter(obj, entries)
+	obj = dataobject.AppendFooter(obj, entries)
 	return &flight{up: up, key: u.objectKey(), obj: obj, entries: entries, start: time.Now()}
 }
 

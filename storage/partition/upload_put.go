@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sediment-io/sediment/storage/dataobject"
 	"github.com/sediment-io/sediment/storage/objectstore"
 )
 
@@ -16,7 +17,7 @@ type flight struct {
 	up      *upload
 	key     string
 	obj     []byte
-	entries []objectEntry
+	entries []dataobject.Entry
 	start   time.Time // when the object was cut
 	putAt   time.Time // when the uploader first saw its PUT landed (zero: not yet)
 

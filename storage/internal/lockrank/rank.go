@@ -1,6 +1,6 @@
 // Package lockrank gives every mutex of the storage path a rank, so that
-// the lock order written in storage/partition/doc.go is checked, not only
-// stated. A goroutine takes locks in increasing rank: holding a lock, it
+// the lock order written in storage/partition/doc.go (and, for the read
+// cache's locks, storage/readcache/doc.go) is checked, not only stated. A goroutine takes locks in increasing rank: holding a lock, it
 // may take only locks of a higher rank.
 //
 // Built without the lockrank tag, Mutex and RWMutex are sync.Mutex and
@@ -37,11 +37,11 @@ const (
 	RankUploader
 	// RankTailCache is partition.tailCache.mu.
 	RankTailCache
-	// RankBlockCache is partition.blockCache.mu.
+	// RankBlockCache is readcache.blockCache.mu.
 	RankBlockCache
-	// RankStreams is partition.streamTable.mu.
+	// RankStreams is readcache.streamTable.mu.
 	RankStreams
-	// RankSeekHints is partition.seekHints.mu.
+	// RankSeekHints is readcache.seekHints.mu.
 	RankSeekHints
 	rankTest1 // for this package's tests
 	rankTest2
@@ -57,9 +57,9 @@ var rankNames = [...]string{
 	RankWAL:           "wal.WAL.mu",
 	RankUploader:      "partition.uploader.mu",
 	RankTailCache:     "partition.tailCache.mu",
-	RankBlockCache:    "partition.blockCache.mu",
-	RankStreams:       "partition.streamTable.mu",
-	RankSeekHints:     "partition.seekHints.mu",
+	RankBlockCache:    "readcache.blockCache.mu",
+	RankStreams:       "readcache.streamTable.mu",
+	RankSeekHints:     "readcache.seekHints.mu",
 	rankTest1:         "lockrank.test1",
 	rankTest2:         "lockrank.test2",
 }

@@ -1,4 +1,4 @@
-package partition
+package readcache
 
 import "github.com/sediment-io/sediment/storage/internal/lockrank"
 

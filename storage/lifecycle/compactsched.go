@@ -1,4 +1,4 @@
-package partition
+package lifecycle
 
 import (
 	"context"
@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// Compaction scheduling. Each pass gets a byte budget, CompactBytesPerSec
-// times MaintainInterval, and spends it in rounds over the partitions: a
+// Compaction scheduling. Each pass gets a byte budget, BytesPerSec times
+// Interval, and spends it in rounds over the partitions: a
 // visit reads one page of the partition's index from the partition's own
 // cursor and rewrites at most one run, so every partition with work gets a
 // run per round however much work the others have. The next pass starts at
@@ -23,11 +22,10 @@ import (
 //
 // The budget is a token bucket: a pass that overshoots (a run is never cut
 // short) starts the next one in debt, and an idle pass banks nothing, so
-// over time compaction writes at most CompactBytesPerSec.
+// over time compaction writes at most BytesPerSec.
 
-// compactPage is how many index entries one visit reads; a variable for
-// tests.
-var compactPage = 256
+// defaultCompactPage is the default of Compactor.Page.
+const defaultCompactPage = 256
 
 // partRef names a partition across passes (its *Partition may be replaced
 // when its topic is recreated).
@@ -40,75 +38,56 @@ func (r partRef) less(o partRef) bool {
 	return r.topic < o.topic || r.topic == o.topic && r.index < o.index
 }
 
-// compactState is the compactor's memory between passes.
-type compactState struct {
-	// mu guards every field below. It is held for a whole pass, so passes
-	// never interleave, and taken before every other lock of this package.
-	mu sync.Mutex
-	// last is the partition the previous pass visited last; the next pass
-	// starts after it.
-	last partRef
-	// from holds, per partition (by topic ID), the offset its next visit
-	// reads the index from: everything below is settled.
-	from map[metadata.PartitionKey]int64
-	// credit is the pass budget left over: negative after an overshoot.
-	credit int64
+// Budget is one pass's share of BytesPerSec.
+func (c *Compactor) Budget() int64 {
+	return int64(min(float64(c.BytesPerSec)*c.Interval.Seconds(), math.MaxInt64/2))
 }
 
-// compactBudget is one pass's share of CompactBytesPerSec.
-func (l *Log) compactBudget() int64 {
-	return int64(min(float64(l.opts.CompactBytesPerSec)*l.opts.MaintainInterval.Seconds(), math.MaxInt64/2))
-}
-
-// compact runs one pass of compaction (see above).
-func (l *Log) compact(ctx context.Context) error {
-	st := &l.compaction
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.from == nil {
-		st.from = map[metadata.PartitionKey]int64{}
+// Pass runs one pass of compaction (see above) over parts, every partition
+// in (topic, index) order.
+func (c *Compactor) Pass(ctx context.Context, parts []Partition) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.from == nil {
+		c.from = map[metadata.PartitionKey]int64{}
 	}
-	parts := l.partitionsAfter(st.last)
-	st.credit = min(st.credit, 0) + l.compactBudget()
+	parts = rotateAfter(parts, c.last)
+	c.credit = min(c.credit, 0) + c.Budget()
 	var errs []error
-	for i, idle := 0, 0; st.credit > 0 && idle < len(parts) && ctx.Err() == nil; i++ {
+	for i, idle := 0, 0; c.credit > 0 && idle < len(parts) && ctx.Err() == nil; i++ {
 		p := parts[i%len(parts)]
-		n, did, err := l.compactNext(ctx, p)
-		st.credit -= n
-		st.last = partRef{p.topic.Name, p.index}
+		n, did, err := c.compactNext(ctx, p)
+		c.credit -= n
+		c.last = partRef{p.Topic, p.Index}
 		if err != nil && !metadata.IsConflict(err) {
-			errs = append(errs, fmt.Errorf("%s/%d: %w", p.topic.Name, p.index, err))
+			errs = append(errs, fmt.Errorf("%s/%d: %w", p.Topic, p.Index, err))
 		}
 		if idle++; did && err == nil {
 			idle = 0 // credit fell or a cursor moved on: the loop still ends
 		}
 	}
-	l.forgetGoneCursors(parts)
+	c.forgetGoneCursors(parts)
 	return errors.Join(errs...)
 }
 
-// partitionsAfter returns every partition in (topic, index) order, rotated
-// to start after last.
-func (l *Log) partitionsAfter(last partRef) []*Partition {
-	var parts []*Partition
-	for _, t := range l.Topics() { // sorted by name
-		parts = append(parts, t.Partitions()...)
-	}
+// rotateAfter returns parts, in (topic, index) order, rotated to start
+// after last.
+func rotateAfter(parts []Partition, last partRef) []Partition {
 	at := sort.Search(len(parts), func(i int) bool {
-		return last.less(partRef{parts[i].topic.Name, parts[i].index})
+		return last.less(partRef{parts[i].Topic, parts[i].Index})
 	})
 	return append(parts[at:len(parts):len(parts)], parts[:at]...)
 }
 
 // forgetGoneCursors drops the cursors of partitions that no longer exist.
-func (l *Log) forgetGoneCursors(parts []*Partition) {
+func (c *Compactor) forgetGoneCursors(parts []Partition) {
 	live := make(map[metadata.PartitionKey]bool, len(parts))
 	for _, p := range parts {
-		live[metadata.PartitionKey{Topic: p.topic.ID, Partition: p.index}] = true
+		live[metadata.PartitionKey{Topic: p.TopicID, Partition: p.Index}] = true
 	}
-	for k := range l.compaction.from {
+	for k := range c.from {
 		if !live[k] {
-			delete(l.compaction.from, k)
+			delete(c.from, k)
 		}
 	}
 }
@@ -118,23 +97,26 @@ func (l *Log) forgetGoneCursors(parts []*Partition) {
 // cursor to the first segment that is not settled. It returns the bytes
 // written and whether it made progress: compacted a run or moved the
 // cursor (which only moves forward, so a pass still ends).
-func (l *Log) compactNext(ctx context.Context, p *Partition) (int64, bool, error) {
-	key := metadata.PartitionKey{Topic: p.topic.ID, Partition: p.index}
-	from := l.compaction.from[key]
-	segs, err := l.meta.Segments(ctx, p.topic.ID, p.index, from, compactPage)
+func (c *Compactor) compactNext(ctx context.Context, p Partition) (int64, bool, error) {
+	key := metadata.PartitionKey{Topic: p.TopicID, Partition: p.Index}
+	from := c.from[key]
+	page := c.Page
+	if page <= 0 {
+		page = defaultCompactPage
+	}
+	segs, err := c.Meta.Segments(ctx, p.TopicID, p.Index, from, page)
 	if err != nil {
 		return 0, false, err
 	}
-	logStart, _ := p.Offsets()
-	plan := l.planRuns(groupUnits(segs, logStart), len(segs) < compactPage, time.Now())
+	plan := c.planRuns(groupUnits(segs, p.LogStart()), len(segs) < page, time.Now())
 	moved := plan.settled > from
 	if moved {
-		l.compaction.from[key] = plan.settled
+		c.from[key] = plan.settled
 	}
 	if plan.run == nil {
 		return 0, moved, nil
 	}
-	n, err := l.compactRun(ctx, p, plan.run)
+	n, err := c.compactRun(ctx, p, plan.run)
 	return n, true, err
 }
 
@@ -151,7 +133,7 @@ type runPlan struct {
 // far the cursor may move: past every unit that can never be part of a run
 // (a big one, or a lone small one between others), up to the first run,
 // worth it or not yet (it may age, or grow while it is the last).
-func (l *Log) planRuns(units []unit, end bool, now time.Time) runPlan {
+func (c *Compactor) planRuns(units []unit, end bool, now time.Time) runPlan {
 	switch {
 	case !end && len(units) == 1:
 		return runPlan{settled: units[0].end()} // one object fills the page: no small unit
@@ -160,16 +142,16 @@ func (l *Log) planRuns(units []unit, end bool, now time.Time) runPlan {
 	}
 	var plan runPlan
 	pending := false
-	groups := l.groupRuns(units)
+	groups := c.groupRuns(units)
 	for i, g := range groups {
-		if len(g) == 1 && (2*g[0].size >= l.opts.CompactTargetBytes || i < len(groups)-1) {
+		if len(g) == 1 && (2*g[0].size >= c.TargetBytes || i < len(groups)-1) {
 			if !pending {
 				plan.settled = g[0].end()
 			}
 			continue
 		}
 		pending = true
-		if plan.run == nil && l.worthRewriting(g, now) {
+		if plan.run == nil && c.worthRewriting(g, now) {
 			plan.run = g
 		}
 	}
@@ -178,8 +160,8 @@ func (l *Log) planRuns(units []unit, end bool, now time.Time) runPlan {
 
 // groupRuns cuts units into candidate runs: each big unit (at least half
 // the target) alone, and consecutive small ones together up to the target.
-func (l *Log) groupRuns(units []unit) [][]unit {
-	target := l.opts.CompactTargetBytes
+func (c *Compactor) groupRuns(units []unit) [][]unit {
+	target := c.TargetBytes
 	var groups [][]unit
 	var run []unit
 	var size int64
@@ -205,8 +187,8 @@ func (l *Log) groupRuns(units []unit) [][]unit {
 }
 
 // worthRewriting: at least two units that together reach half the target,
-// or whose newest object is older than CompactMinAge.
-func (l *Log) worthRewriting(run []unit, now time.Time) bool {
+// or whose newest object is older than MinAge.
+func (c *Compactor) worthRewriting(run []unit, now time.Time) bool {
 	if len(run) < 2 {
 		return false
 	}
@@ -214,5 +196,5 @@ func (l *Log) worthRewriting(run []unit, now time.Time) bool {
 	for _, u := range run {
 		size += u.size
 	}
-	return 2*size >= l.opts.CompactTargetBytes || now.Sub(objectTime(run[len(run)-1].object())) >= l.opts.CompactMinAge
+	return 2*size >= c.TargetBytes || now.Sub(objectTime(run[len(run)-1].object())) >= c.MinAge
 }

@@ -1,4 +1,4 @@
-package partition
+package readcache
 
 import (
 	"container/list"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/objectstore"
@@ -20,7 +22,9 @@ type blockCache struct {
 	store     objectstore.Store
 	blockSize int64
 	limit     int64
-	m         *Metrics
+	// hits and misses count lookups; got is told every GET's result.
+	hits, misses prometheus.Counter
+	got          func(error)
 	// loadTimeout bounds one block's GET, which may serve several readers
 	// and so runs detached from the first one's context.
 	loadTimeout time.Duration
@@ -61,11 +65,12 @@ type block struct {
 // blockLoadTimeout is the default of Options.BlockLoadTimeout.
 const blockLoadTimeout = 30 * time.Second
 
-func newBlockCache(store objectstore.Store, limit, blockSize, ahead int64, m *Metrics) *blockCache {
+func newBlockCache(o *Options) *blockCache {
 	// Never read ahead more than a quarter of the cache: prefetched
 	// blocks must not push out what readers still need.
-	ahead = max(min(ahead, limit/blockSize/4), 0)
-	return &blockCache{store: store, blockSize: blockSize, limit: limit, m: m, ahead: ahead, loadTimeout: blockLoadTimeout,
+	ahead := max(min(o.ReadaheadBlocks, o.BlockCacheBytes/o.BlockSize/4), 0)
+	return &blockCache{store: o.Store, blockSize: o.BlockSize, limit: o.BlockCacheBytes,
+		hits: o.Hits, misses: o.Misses, got: o.Got, ahead: ahead, loadTimeout: o.BlockLoadTimeout,
 		lru: list.New(), entries: map[blockKey]*block{}, prefetch: make(chan struct{}, max(ahead, 1))}
 }
 
@@ -97,13 +102,13 @@ func (c *blockCache) read(ctx context.Context, object string, off, n, aheadLimit
 		lo := max(off-i*c.blockSize, 0)
 		hi := min(off+n-i*c.blockSize, int64(len(b)))
 		if lo > hi {
-			return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
+			return nil, fmt.Errorf("readcache: object %s ends before byte %d", object, off+n)
 		}
 		out = append(out, b[lo:hi])
 		got += hi - lo
 	}
 	if got != n {
-		return nil, fmt.Errorf("partition: object %s ends before byte %d", object, off+n)
+		return nil, fmt.Errorf("readcache: object %s ends before byte %d", object, off+n)
 	}
 	for i := last + 1; !passing && i <= last+c.ahead && i*c.blockSize < aheadLimit; i++ {
 		c.readahead(blockKey{object, i})
@@ -127,11 +132,11 @@ func (c *blockCache) get(ctx context.Context, k blockKey) ([]byte, error) {
 	if ok {
 		c.lru.MoveToFront(b.elem)
 		c.mu.Unlock()
-		c.m.blockCache.WithLabelValues("hit").Inc()
+		c.hits.Inc()
 	} else {
 		b = c.insertLocked(k)
 		c.mu.Unlock()
-		c.m.blockCache.WithLabelValues("miss").Inc()
+		c.misses.Inc()
 		c.load(ctx, b)
 	}
 	select {
@@ -157,7 +162,7 @@ func (c *blockCache) load(ctx context.Context, b *block) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.loadTimeout)
 	defer cancel()
 	data, err := c.store.GetRange(ctx, b.key.object, b.key.index*c.blockSize, c.blockSize)
-	c.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+	c.got(err)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b.data, b.err = data, err

@@ -1,4 +1,9 @@
-package partition
+// Package dataobject is the format of the objects the broker writes to the
+// object store: record batches grouped by partition, and a footer that
+// indexes them. It only encodes and decodes; storage/partition's uploader
+// and storage/lifecycle's compaction write the objects, and reads find
+// their regions through the metadata index.
+package dataobject
 
 import (
 	"encoding/binary"
@@ -9,12 +14,12 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// Data object format, version 1 (frozen: readers of every later version must
+// Format, version 1 (frozen: readers of every later version must
 // still read it). One object holds the new batches of many partitions, each
 // partition's batches contiguous and verbatim, followed by an index footer so
 // the object describes itself without metadata. The broker reads its
 // objects through the metadata index only (fetch, compaction, orphan
-// collection, recovery); parseFooter is what a reader of the footer uses.
+// collection, recovery); ParseFooter is what a reader of the footer uses.
 //
 //	+------------------------------------------------------------+
 //	| region 0: record batches of one partition, verbatim        |
@@ -31,20 +36,23 @@ import (
 // A new version would change the trailer's version byte; a reader picks the
 // entry layout by that byte.
 const (
-	objEntryLen   = 60
-	objTrailerLen = 16
-	objMagic      = "SDOB"
-	objVersion    = 1
+	// EntryLen and TrailerLen are the sizes of one footer entry and of the
+	// trailer: an object of n entries is its data and EntryLen*n+TrailerLen
+	// bytes more.
+	EntryLen   = 60
+	TrailerLen = 16
+	objMagic   = "SDOB"
+	objVersion = 1
 )
 
 // crc32c checksums an object's index and footer.
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrBadObject means an object's footer is malformed.
-var ErrBadObject = errors.New("partition: malformed data object")
+// ErrMalformed means an object's footer is malformed.
+var ErrMalformed = errors.New("dataobject: malformed data object")
 
-// objectEntry is one partition's region in a data object.
-type objectEntry struct {
+// Entry is one partition's region in a data object.
+type Entry struct {
 	Topic        metadata.TopicID
 	Partition    int32
 	BaseOffset   int64
@@ -54,8 +62,8 @@ type objectEntry struct {
 	MaxTimestamp int64
 }
 
-// appendFooter appends the index footer for entries to obj.
-func appendFooter(obj []byte, entries []objectEntry) []byte {
+// AppendFooter appends the index footer for entries to obj.
+func AppendFooter(obj []byte, entries []Entry) []byte {
 	start := len(obj)
 	for _, e := range entries {
 		obj = append(obj, e.Topic[:]...)
@@ -73,37 +81,37 @@ func appendFooter(obj []byte, entries []objectEntry) []byte {
 	return append(obj, objVersion, 0, 0, 0)
 }
 
-// parseFooter decodes and checks the footer of a whole object.
-func parseFooter(obj []byte) ([]objectEntry, error) {
-	if len(obj) < objTrailerLen {
-		return nil, fmt.Errorf("%w: %d bytes", ErrBadObject, len(obj))
+// ParseFooter decodes and checks the footer of a whole object.
+func ParseFooter(obj []byte) ([]Entry, error) {
+	if len(obj) < TrailerLen {
+		return nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(obj))
 	}
-	tr := obj[len(obj)-objTrailerLen:]
+	tr := obj[len(obj)-TrailerLen:]
 	if string(tr[8:12]) != objMagic || tr[12] != objVersion || tr[13]|tr[14]|tr[15] != 0 {
-		return nil, fmt.Errorf("%w: bad magic, version %d or reserved bytes", ErrBadObject, tr[12])
+		return nil, fmt.Errorf("%w: bad magic, version %d or reserved bytes", ErrMalformed, tr[12])
 	}
 	n := int64(binary.BigEndian.Uint32(tr))
-	dataEnd := int64(len(obj)) - objTrailerLen - n*objEntryLen
+	dataEnd := int64(len(obj)) - TrailerLen - n*EntryLen
 	if dataEnd < 0 {
-		return nil, fmt.Errorf("%w: %d entries do not fit in %d bytes", ErrBadObject, n, len(obj))
+		return nil, fmt.Errorf("%w: %d entries do not fit in %d bytes", ErrMalformed, n, len(obj))
 	}
-	raw := obj[dataEnd : len(obj)-objTrailerLen]
+	raw := obj[dataEnd : len(obj)-TrailerLen]
 	if crc32.Checksum(raw, crc32c) != binary.BigEndian.Uint32(tr[4:]) {
-		return nil, fmt.Errorf("%w: footer CRC mismatch", ErrBadObject)
+		return nil, fmt.Errorf("%w: footer CRC mismatch", ErrMalformed)
 	}
-	entries := make([]objectEntry, n)
+	entries := make([]Entry, n)
 	for i := range entries {
-		e, err := decodeEntry(raw[i*objEntryLen:], dataEnd)
+		e, err := decodeEntry(raw[i*EntryLen:], dataEnd)
 		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %v", ErrBadObject, i, err)
+			return nil, fmt.Errorf("%w: entry %d: %v", ErrMalformed, i, err)
 		}
 		entries[i] = e
 	}
 	return entries, nil
 }
 
-func decodeEntry(b []byte, dataEnd int64) (objectEntry, error) {
-	var e objectEntry
+func decodeEntry(b []byte, dataEnd int64) (Entry, error) {
+	var e Entry
 	copy(e.Topic[:], b)
 	e.Partition = int32(binary.BigEndian.Uint32(b[16:]))
 	e.BaseOffset = int64(binary.BigEndian.Uint64(b[20:]))

@@ -1,4 +1,4 @@
-package partition
+package readcache
 
 import (
 	"fmt"
@@ -78,3 +78,8 @@ func (s spans) batches() ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// Batches splits wire, whole batches laid end to end in the slices of a
+// Result's Data, into one slice per batch, copying only a batch that
+// crosses two slices.
+func Batches(wire [][]byte) ([][]byte, error) { return spans(wire).batches() }

@@ -1,4 +1,4 @@
-package partition
+package readcache
 
 import (
 	"context"
@@ -27,16 +27,17 @@ import (
 // unused stream stays open.
 const streamIdle = 30 * time.Second
 
-// chunkBytes is the unit a stream reads ahead in; a variable for tests.
-var chunkBytes = 1 << 20
+// chunkBytes is the default of Options.ChunkBytes: the unit a stream reads
+// ahead in.
+const chunkBytes = 1 << 20
 
 // streamStall is the default of Options.StreamStallTimeout: how long one
 // chunk may take before the stream is abandoned (the reader falls back to
-// the block cache, which retries); a variable for tests.
-var streamStall = 30 * time.Second
+// the block cache, which retries).
+const streamStall = 30 * time.Second
 
 // errStreamStalled ends a stream whose store stopped sending.
-var errStreamStalled = errors.New("partition: object stream stalled")
+var errStreamStalled = errors.New("readcache: object stream stalled")
 
 // streamKey names an idle stream: its object and the position of its next
 // byte.
@@ -58,6 +59,7 @@ type segStream struct {
 	done    chan struct{} // closed when the filling goroutine has ended
 	used    time.Time
 	stall   time.Duration // abandon the stream when a chunk takes longer
+	chunk   int           // bytes read ahead at a time
 }
 
 // streamChunk is a piece of the body, or the error (io.EOF at the end)
@@ -76,7 +78,7 @@ func (s *segStream) fill(ctx context.Context, body io.ReadCloser) {
 	unblock := context.AfterFunc(ctx, func() { body.Close() })
 	defer unblock()
 	for {
-		buf := make([]byte, chunkBytes)
+		buf := make([]byte, s.chunk)
 		stall := time.AfterFunc(s.stall, func() { s.stop(errStreamStalled) })
 		n, err := io.ReadFull(body, buf)
 		stall.Stop()
@@ -115,14 +117,14 @@ func (s *segStream) read(ctx context.Context, n int64) (spans, error) {
 			select {
 			case c, ok := <-s.chunks:
 				if !ok { // stopped (stalled) before it could say so
-					return nil, fmt.Errorf("object %s at %d: stream ended: %w", s.object, s.pos+got, context.Cause(s.ctx))
+					return nil, fmt.Errorf("readcache: object %s at %d: stream ended: %w", s.object, s.pos+got, context.Cause(s.ctx))
 				}
 				if errors.Is(c.err, io.EOF) {
 					s.eof = true
 					continue
 				}
 				if c.err != nil {
-					return nil, fmt.Errorf("object %s at %d: %w", s.object, s.pos+got, c.err)
+					return nil, fmt.Errorf("readcache: object %s at %d: %w", s.object, s.pos+got, c.err)
 				}
 				s.pending = append(s.pending, c.data)
 			case <-ctx.Done():
@@ -154,7 +156,8 @@ type streamTable struct {
 	store objectstore.Store
 	max   int
 	ahead int // chunks a stream reads ahead
-	m     *Metrics
+	chunk int // bytes of one chunk
+	got   func(error)
 	// idleAfter closes an unused stream; stall abandons one whose store
 	// sends nothing for that long.
 	idleAfter, stall time.Duration
@@ -177,7 +180,7 @@ type streamTable struct {
 
 // streamBytes is the most one stream holds: its chunks read ahead and the
 // one being filled.
-func (t *streamTable) streamBytes() int64 { return int64(t.ahead+1) * int64(chunkBytes) }
+func (t *streamTable) streamBytes() int64 { return int64(t.ahead+1) * int64(t.chunk) }
 
 // spare is the memory of the streams that are not open.
 func (t *streamTable) spare() int64 {
@@ -192,10 +195,10 @@ func (t *streamTable) opened() {
 	}
 }
 
-func newStreamTable(store objectstore.Store, limit int, ahead int64, m *Metrics) *streamTable {
+func newStreamTable(o *Options) *streamTable {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &streamTable{store: store, max: limit, ahead: int(max(ahead/int64(chunkBytes), 1)), m: m,
-		idleAfter: streamIdle, stall: streamStall,
+	return &streamTable{store: o.Store, max: o.Streams, ahead: int(max(o.StreamReadahead/int64(o.ChunkBytes), 1)),
+		chunk: o.ChunkBytes, got: o.Got, idleAfter: o.StreamIdleTimeout, stall: o.StreamStallTimeout,
 		idle: map[streamKey]*segStream{}, opening: map[streamKey]chan struct{}{}, ctx: ctx, cancel: cancel}
 }
 
@@ -238,13 +241,13 @@ func (t *streamTable) take(ctx context.Context, object string, pos int64) (*segS
 // openStream makes the GET of a new stream and starts filling it.
 func (t *streamTable) openStream(ctx context.Context, object string, pos int64) (*segStream, error) {
 	body, err := t.store.OpenRange(ctx, object, pos, 1<<62)
-	t.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+	t.got(err)
 	if err != nil {
 		return nil, err
 	}
 	fctx, stop := context.WithCancelCause(context.Background())
 	s := &segStream{object: object, pos: pos, chunks: make(chan streamChunk, t.ahead), ctx: fctx, stop: stop, done: make(chan struct{}),
-		stall: t.stall}
+		stall: t.stall, chunk: t.chunk}
 	go s.fill(fctx, body)
 	return s, nil
 }

@@ -1,9 +1,11 @@
-package partition
+package readcache
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // split cuts b into random slices, empty ones included.
@@ -24,7 +26,7 @@ func TestSpans(t *testing.T) {
 	var joined []byte
 	var want [][]byte
 	for i := range 5 {
-		raw := testBatch{values: [][]byte{bytes.Repeat([]byte{byte(i)}, rng.IntN(30))}}.encode()
+		raw := record.EncodeBatch([]record.Record{{Value: bytes.Repeat([]byte{byte(i)}, rng.IntN(30))}})
 		joined = append(joined, raw...)
 		want = append(want, raw)
 	}

@@ -1,0 +1,59 @@
+package partition
+
+import (
+	"context"
+
+	"github.com/sediment-io/sediment/storage/lifecycle"
+)
+
+// newLifecycle makes the compactor and the retainer (storage/lifecycle)
+// that the maintainer runs over the log's partitions.
+func (l *Log) newLifecycle() {
+	o := l.opts
+	l.compaction = &lifecycle.Compactor{
+		Store: l.store, Meta: l.meta, Put: l.up.put,
+		TargetBytes: o.CompactTargetBytes, ChunkBytes: o.CompactChunkBytes, MinAge: o.CompactMinAge,
+		BytesPerSec: o.CompactBytesPerSec, Interval: o.MaintainInterval,
+		GCGrace: o.GCGrace, Page: o.tune.compactPage,
+		Got: func(err error) {
+			l.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+		},
+		Segments: l.m.compactedSegments, Bytes: l.m.compactedBytes,
+		Logger: l.log,
+	}
+	l.retention = &lifecycle.Retainer{
+		Meta: l.meta, GCGrace: o.GCGrace, Page: o.tune.retentionPage,
+		Deleted: l.m.retainedSegments, Logger: l.log,
+	}
+}
+
+// lifecycleParts returns every partition, in (topic, index) order, as
+// compaction and retention see it.
+func (l *Log) lifecycleParts() []lifecycle.Partition {
+	var parts []lifecycle.Partition
+	for _, t := range l.Topics() { // sorted by name
+		cfg := t.cfg.Load()
+		ret := lifecycle.Retention{Ms: cfg.retentionMs, Bytes: cfg.retentionBytes, Compact: cfg.compact}
+		for _, p := range t.Partitions() {
+			parts = append(parts, lifecycle.Partition{
+				Topic: t.Name, TopicID: t.ID, Index: p.index, Retention: ret,
+				LogStart: func() int64 {
+					logStart, _ := p.Offsets()
+					return logStart
+				},
+				RaiseLogStart: p.raiseLogStart,
+			})
+		}
+	}
+	return parts
+}
+
+// applyRetention runs one retention pass over every partition.
+func (l *Log) applyRetention(ctx context.Context) error {
+	return l.retention.Pass(ctx, l.lifecycleParts())
+}
+
+// compact runs one compaction pass.
+func (l *Log) compact(ctx context.Context) error {
+	return l.compaction.Pass(ctx, l.lifecycleParts())
+}

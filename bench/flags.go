@@ -11,11 +11,12 @@ import (
 )
 
 // Usage introduces `broker bench`'s flags.
-const Usage = `Usage: broker bench --workload FILE (--launch sediment|kfake | --bootstrap HOST:PORT | --vs A,B) [flags] [-- broker serve flags]
+const Usage = `Usage: broker bench --workload FILE (--launch sediment|kafka|kfake | --bootstrap HOST:PORT | --vs A,B[,C...]) [flags] [-- broker serve flags]
 
 Runs an OpenMessaging-style workload with franz-go producers and consumers
 and writes OUT/results.json, OUT/summary.md and plots (SVG and PNG).
-A, B of --vs are sediment, kfake or HOST:PORT of a running broker.
+The targets of --vs are sediment, kafka (Apache Kafka in a JVM, from
+make java-interop), kfake or HOST:PORT of a running broker.
 Flags after -- are passed to a launched "broker serve".
 
 `
@@ -25,6 +26,7 @@ type cliFlags struct {
 	workload, launch, bootstrap, vs, out, metrics string
 	brokerBin, objectStore, brokerFlags, note     string
 	backlog, rerender                             string
+	kafkaProps                                    map[string]string
 	rounds, partitions, rate                      int
 	count                                         int64
 	duration, loopback, sample, drain             time.Duration
@@ -34,10 +36,10 @@ type cliFlags struct {
 
 func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.StringVar(&f.workload, "workload", "", "workload YAML file (see bench/workloads)")
-	fs.StringVar(&f.launch, "launch", "", "start the target: sediment (subprocess) or kfake (in-process)")
+	fs.StringVar(&f.launch, "launch", "", "start the target: sediment (subprocess), kafka (Apache Kafka in a JVM) or kfake (in-process)")
 	fs.StringVar(&f.bootstrap, "bootstrap", "", "HOST:PORT of a running Kafka-compatible broker")
 	fs.StringVar(&f.metrics, "metrics", "", "with --bootstrap: the broker's Prometheus URL (http://HOST:PORT/metrics)")
-	fs.StringVar(&f.vs, "vs", "", "two targets run alternately in one invocation, e.g. sediment,kfake")
+	fs.StringVar(&f.vs, "vs", "", "two or more targets run alternately in one invocation, e.g. sediment,kafka")
 	fs.IntVar(&f.rounds, "rounds", 0, "rounds per target the workload is split into (default 1, 2 with --vs)")
 	fs.StringVar(&f.out, "out", "", "output directory (default bench/out/WORKLOAD)")
 	fs.DurationVar(&f.duration, "duration", 0, "override the workload's duration (and drop its count)")
@@ -50,6 +52,9 @@ func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.BoolVar(&f.minio, "minio", false, "start a MinIO server (./.bin/minio or SEDIMENT_MINIO) and give a launched sediment a bucket on it")
 	fs.DurationVar(&f.storeLatency, "store-latency", 0, "with --minio: hold every object-store request this long (a remote bucket's round trip)")
 	fs.StringVar(&f.brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
+	f.kafkaProps = map[string]string{}
+	fs.Func("kafka-prop", "KEY=VALUE for a launched kafka's server.properties, repeatable (e.g. log.flush.interval.messages=1)",
+		func(kv string) error { return ParseKafkaProp(f.kafkaProps, kv) })
 	fs.DurationVar(&f.loopback, "loopback", 2*time.Second, "how long to measure the loopback TCP ceiling")
 	fs.DurationVar(&f.sample, "sample", time.Second, "throughput timeline step")
 	fs.DurationVar(&f.drain, "drain-timeout", 2*time.Minute, "how long consumers may trail the producers")
@@ -87,6 +92,9 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 		Flags: append(strings.Fields(f.brokerFlags), fs.Args()...)}
 	targets, err := parseTargets(f.launch, f.bootstrap, f.vs, f.metrics, sed)
 	if err != nil {
+		return nil, err
+	}
+	if err := setKafkaProps(targets, f.kafkaProps); err != nil {
 		return nil, err
 	}
 	if f.out == "" {
@@ -130,12 +138,12 @@ func parseTargets(launch, bootstrap, vs, metrics string, sed SedimentLaunch) ([]
 		}
 	}
 	if given != 1 {
-		return nil, errors.New("bench: give exactly one of --launch sediment|kfake, --bootstrap HOST:PORT and --vs A,B")
+		return nil, errors.New("bench: give exactly one of --launch sediment|kafka|kfake, --bootstrap HOST:PORT and --vs A,B[,C...]")
 	}
 	switch {
 	case launch != "":
-		if launch != "sediment" && launch != "kfake" {
-			return nil, fmt.Errorf("bench: --launch %q: want sediment or kfake", launch)
+		if launch != "sediment" && launch != "kafka" && launch != "kfake" {
+			return nil, fmt.Errorf("bench: --launch %q: want sediment, kafka or kfake", launch)
 		}
 		t, err := ParseTargetSpec(launch, sed)
 		return []TargetSpec{t}, err
@@ -148,19 +156,38 @@ func parseTargets(launch, bootstrap, vs, metrics string, sed SedimentLaunch) ([]
 		return []TargetSpec{t}, err
 	}
 	parts := strings.Split(vs, ",")
-	if len(parts) != 2 {
-		return nil, fmt.Errorf("bench: --vs %q: want two targets A,B", vs)
-	}
-	if strings.TrimSpace(parts[0]) == strings.TrimSpace(parts[1]) {
-		return nil, fmt.Errorf("bench: --vs %q: the two targets are the same", vs)
+	if len(parts) < 2 || len(parts) > MaxTargets {
+		return nil, fmt.Errorf("bench: --vs %q: want two to %d targets A,B[,C...]", vs, MaxTargets)
 	}
 	var out []TargetSpec
-	for _, p := range parts {
+	for i, p := range parts {
 		t, err := ParseTargetSpec(p, sed)
 		if err != nil {
 			return nil, err
 		}
+		for _, prev := range out {
+			if prev.Label() == t.Label() {
+				return nil, fmt.Errorf("bench: --vs %q: target %d (%s) is given twice", vs, i+1, t.Label())
+			}
+		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// setKafkaProps gives every kafka target the --kafka-prop properties; they
+// are an error when no target is kafka, so that a typo in --vs does not
+// pass unnoticed.
+func setKafkaProps(targets []TargetSpec, props map[string]string) error {
+	used := false
+	for i := range targets {
+		if targets[i].Kind == "kafka" {
+			targets[i].Kafka.Props = props
+			used = true
+		}
+	}
+	if len(props) > 0 && !used {
+		return errors.New("bench: --kafka-prop without a kafka target (--launch kafka or --vs ...,kafka)")
+	}
+	return nil
 }

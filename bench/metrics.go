@@ -18,10 +18,13 @@ import (
 // Snapshot is a broker's counters at one moment, read from its Prometheus
 // /metrics (Sediment's names; a broker without them reads as zeros).
 type Snapshot struct {
-	At          time.Time
-	CPUSeconds  float64 // process_cpu_seconds_total
-	RSSBytes    float64 // process_resident_memory_bytes
-	PeakRSS     float64 // VmHWM of the launched process, when known
+	At         time.Time
+	CPUSeconds float64 // process_cpu_seconds_total
+	RSSBytes   float64 // process_resident_memory_bytes
+	PeakRSS    float64 // VmHWM of the launched process, when known
+	// ProcOnly is true when the figures come from /proc alone (a broker
+	// without a Prometheus endpoint): only CPUSeconds and PeakRSS are set.
+	ProcOnly    bool
 	Fsyncs      float64 // sediment_wal_fsyncs_total
 	Puts        float64 // sediment_objectstore_requests_total{op="put"}
 	Gets        float64 // sediment_objectstore_requests_total{op=~"get.*"}
@@ -158,4 +161,36 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// userHZ is the unit of /proc/PID/stat's CPU times: USER_HZ, 100 on every
+// Linux the bench runs on (procfs assumes the same).
+const userHZ = 100
+
+// processCPUSeconds reads a process's user and system CPU time from
+// /proc/PID/stat, the figure process_cpu_seconds_total reports for a
+// broker that has a metrics endpoint.
+func processCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("bench: cpu time: %w", err)
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15) from a
+// /proc/PID/stat line; the command name in parentheses may hold spaces, so
+// the fields are counted from its closing parenthesis.
+func parseStatCPU(stat string) (float64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	f := strings.Fields(stat[i+1:])
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("bench: cpu time: short /proc stat line %q", stat)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bench: cpu time: bad /proc stat line %q", stat)
+	}
+	return (utime + stime) / userHZ, nil
 }

@@ -41,7 +41,7 @@ func WritePlots(dir string, res *Results) error {
 	if err := render(dir, LatencyPlot, 22*vg.Centimeter, 12*vg.Centimeter, single(lp)); err != nil {
 		return err
 	}
-	if len(res.Targets) != 2 {
+	if len(res.Targets) < 2 {
 		return nil
 	}
 	rates, lats, err := vsPlots(res)
@@ -167,7 +167,7 @@ func (nineTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// vsPlots draws the two targets' throughput and latency side by side.
+// vsPlots draws the targets' throughput and latency side by side.
 func vsPlots(res *Results) (rates, lats *plot.Plot, err error) {
 	rates, lats = plot.New(), plot.New()
 	rates.Title.Text, rates.Y.Label.Text = "throughput (higher is better)", "MB/s"
@@ -187,7 +187,7 @@ func vsPlots(res *Results) (rates, lats *plot.Plot, err error) {
 		for _, b := range []*plotter.BarChart{rb, lb} {
 			b.Color = plotutil.Color(i)
 			b.LineStyle.Width = 0
-			b.Offset = vg.Length(2*i-1) * w / 2
+			b.Offset = vg.Length(2*i-len(res.Targets)+1) * w / 2
 		}
 		rates.Add(rb)
 		lats.Add(lb)

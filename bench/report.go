@@ -78,7 +78,7 @@ func Markdown(res *Results) string {
 	writeCost(&b, res)
 	writeNotes(&b, res)
 	b.WriteString("\nPlots: `throughput.svg`, `latency.svg`")
-	if len(res.Targets) == 2 {
+	if len(res.Targets) > 1 {
 		b.WriteString(", `vs.svg`")
 	}
 	b.WriteString(" (and `.png`).\n")
@@ -141,8 +141,12 @@ func writeBroker(b *strings.Builder, res *Results) {
 			continue
 		}
 		if !header {
-			b.WriteString("\nFrom the broker's /metrics:\n\n| target | CPU s per GB | peak RSS | fsyncs/s | object PUTs per GB written | object GETs per GB read | fetches served from |\n|---|---|---|---|---|---|---|\n")
+			b.WriteString("\nFrom the broker's /metrics (a broker without one, such as a launched Apache Kafka, from /proc: CPU and peak RSS only):\n\n| target | CPU s per GB | peak RSS | fsyncs/s | object PUTs per GB written | object GETs per GB read | fetches served from |\n|---|---|---|---|---|---|---|\n")
 			header = true
+		}
+		if f.ProcOnly {
+			fmt.Fprintf(b, "| %s | %.1f | %s | — | — | — | — |\n", t.Target, f.CPUSecondsPerGB, humanize.IBytes(uint64(f.PeakRSSBytes)))
+			continue
 		}
 		fmt.Fprintf(b, "| %s | %.1f | %s | %.1f | %.1f | %.1f | %s |\n", t.Target, f.CPUSecondsPerGB,
 			humanize.IBytes(uint64(f.PeakRSSBytes)), f.FsyncsPerSec, f.PutsPerGB, f.GetsPerGB, sources(f.FetchReads))
@@ -199,17 +203,14 @@ func writeNotes(b *strings.Builder, res *Results) {
 			notes = append(notes, t.Target+": ERROR: "+e)
 		}
 	}
-	if len(res.Ratios) > 0 {
-		keys := make([]string, 0, len(res.Ratios))
-		for k := range res.Ratios {
-			keys = append(keys, k)
+	for i, t := range res.Targets {
+		vs := t.VsFirst
+		if i == 1 && len(vs) == 0 {
+			vs = res.Ratios // results.json written before VsFirst
 		}
-		sort.Strings(keys)
-		parts := make([]string, 0, len(keys))
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s %.2f", k, res.Ratios[k]))
+		if i > 0 && len(vs) > 0 {
+			notes = append(notes, fmt.Sprintf("%s over %s: %s", t.Target, res.Targets[0].Target, ratioList(vs)))
 		}
-		notes = append(notes, fmt.Sprintf("%s over %s: %s", res.Targets[1].Target, res.Targets[0].Target, strings.Join(parts, ", ")))
 	}
 	if len(notes) == 0 {
 		return
@@ -218,6 +219,19 @@ func writeNotes(b *strings.Builder, res *Results) {
 	for _, n := range notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
+}
+
+func ratioList(r map[string]float64) string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, r[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sources formats fetch reads by source as shares: "memory 97%, object 3%".

@@ -18,8 +18,8 @@ type Results struct {
 	Workload *Workload      `json:"workload"`
 	Rounds   int            `json:"rounds"`
 	Targets  []TargetResult `json:"targets"`
-	// Ratios, with two targets (--vs), are the second target's figures
-	// over the first's.
+	// Ratios, with two or more targets (--vs), are the second target's
+	// figures over the first's (every target's are in its VsFirst).
 	Ratios map[string]float64 `json:"ratios,omitempty"`
 	Prices PriceTable         `json:"prices"`
 	Notes  []string           `json:"notes,omitempty"`
@@ -41,8 +41,11 @@ type TargetResult struct {
 	Broker     *BrokerFigure `json:"broker,omitempty"`
 	Cost       *CostEstimate `json:"cost,omitempty"`
 	Timeline   []Point       `json:"timeline"`
-	Notes      []string      `json:"notes,omitempty"`
-	Errors     []string      `json:"errors,omitempty"`
+	// VsFirst, for every target after the first, is its headline figures
+	// over the first target's.
+	VsFirst map[string]float64 `json:"vs_first,omitempty"`
+	Notes   []string           `json:"notes,omitempty"`
+	Errors  []string           `json:"errors,omitempty"`
 }
 
 // Rate is a throughput over a measured time.
@@ -59,6 +62,10 @@ type Rate struct {
 
 // BrokerFigure is what the broker's own metrics said about the run.
 type BrokerFigure struct {
+	// ProcOnly is true for a broker without a Prometheus endpoint (a
+	// launched Apache Kafka): only the CPU and peak RSS, read from /proc,
+	// are measured and the other figures are absent, not zero.
+	ProcOnly         bool               `json:"proc_only,omitempty"`
 	CPUSeconds       float64            `json:"cpu_seconds"`
 	CPUSecondsPerGB  float64            `json:"cpu_seconds_per_gb"` // per 10^9 value bytes produced
 	PeakRSSBytes     float64            `json:"peak_rss_bytes"`
@@ -141,6 +148,7 @@ type brokerSums struct {
 	cpu, fsyncs, puts, gets float64
 	bytesOut, bytesIn, wall float64
 	peak                    float64
+	procOnly                bool
 	table                   map[string]float64
 	fetchReads              map[string]float64
 }
@@ -158,6 +166,7 @@ func (b *brokerSums) add(r *roundResult) {
 	b.bytesIn += r.after.ObjBytesIn - r.before.ObjBytesIn
 	b.wall += r.wallSeconds
 	b.peak = max(b.peak, r.after.PeakRSS, r.after.RSSBytes, r.before.RSSBytes)
+	b.procOnly = r.after.ProcOnly
 	if len(r.after.Table) > 0 {
 		b.table = r.after.Table
 	}
@@ -170,7 +179,7 @@ func (b *brokerSums) add(r *roundResult) {
 }
 
 func (b *brokerSums) figure(tr TargetResult) *BrokerFigure {
-	f := &BrokerFigure{CPUSeconds: b.cpu, PeakRSSBytes: b.peak, Puts: b.puts, Gets: b.gets,
+	f := &BrokerFigure{ProcOnly: b.procOnly, CPUSeconds: b.cpu, PeakRSSBytes: b.peak, Puts: b.puts, Gets: b.gets,
 		ObjectBytesOut: b.bytesOut, ObjectBytesIn: b.bytesIn, WallSeconds: b.wall, TableMetricsLast: b.table}
 	f.TableLag = tableLag(b.table)
 	f.FetchReads = b.fetchReads

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,15 +14,18 @@ import (
 	"time"
 )
 
+// MaxTargets is how many targets one run measures side by side.
+const MaxTargets = 4
+
 // Config is one `broker bench` invocation.
 type Config struct {
 	Workload *Workload
-	// Targets are measured in the same run: one, or two with --vs, whose
-	// rounds alternate (A B B A ...) so that drift of the machine weighs
-	// on both alike.
+	// Targets are measured in the same run: one, or up to MaxTargets
+	// with --vs, whose rounds alternate (A B, B A, ...) so that drift of
+	// the machine weighs on all alike.
 	Targets []TargetSpec
 	// Rounds splits the workload (its duration, count or backlog) into
-	// this many rounds per target. Default 1, or 2 with two targets.
+	// this many rounds per target. Default 1, or 2 with several targets.
 	Rounds           int
 	OutDir           string        // reports go here; results.json always
 	Progress         io.Writer     // live progress (stderr); nil: none
@@ -45,15 +49,15 @@ func (c *Config) fillDefaults() error {
 	if c.Workload == nil {
 		return errors.New("bench: no workload")
 	}
-	if len(c.Targets) == 0 || len(c.Targets) > 2 {
-		return fmt.Errorf("bench: want one target or two (--vs A,B), got %d", len(c.Targets))
+	if len(c.Targets) == 0 || len(c.Targets) > MaxTargets {
+		return fmt.Errorf("bench: want one to %d targets (--vs A,B,...), got %d", MaxTargets, len(c.Targets))
 	}
 	if c.OutDir == "" {
 		return errors.New("bench: no output directory (--out)")
 	}
 	c.Targets = slices.Clone(c.Targets)
 	if c.Rounds <= 0 {
-		c.Rounds = len(c.Targets)
+		c.Rounds = min(len(c.Targets), 2)
 	}
 	setDefault(&c.LoopbackDuration, 2*time.Second)
 	setDefault(&c.SampleInterval, time.Second)
@@ -103,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.Targets = append(res.Targets, mergeRounds(spec, rounds[i], lb.MBPerSec))
 	}
 	noteTableLag(res)
-	res.Ratios = ratios(res.Targets)
+	setRatios(res)
 	closeAll(targets, res)
 	targets = nil
 	if err := WriteReports(cfg.OutDir, res); err != nil {
@@ -138,12 +142,18 @@ func attachMinIO(ctx context.Context, cfg *Config) (stop func() error, err error
 	return stop, nil
 }
 
-// launchAll starts every target; a broker's log goes to OUT/broker-N.log.
+// launchAll starts every target; a broker's log goes to OUT/broker-N.log
+// and a launched Kafka keeps its data in a temp dir under OUT.
 func launchAll(ctx context.Context, cfg Config) ([]Target, error) {
 	var targets []Target
 	for i, spec := range cfg.Targets {
+		logPath := filepath.Join(cfg.OutDir, "broker-"+strconv.Itoa(i)+".log")
 		if spec.Kind == "sediment" && spec.Sediment.LogPath == "" {
-			spec.Sediment.LogPath = filepath.Join(cfg.OutDir, "broker-"+strconv.Itoa(i)+".log")
+			spec.Sediment.LogPath = logPath
+		}
+		if spec.Kind == "kafka" {
+			spec.Kafka.Parent = cmp.Or(spec.Kafka.Parent, cfg.OutDir)
+			spec.Kafka.LogPath = cmp.Or(spec.Kafka.LogPath, logPath)
 		}
 		t, err := Launch(ctx, spec)
 		if err != nil {
@@ -211,12 +221,19 @@ func (w *Workload) split(n int) *Workload {
 	return &c
 }
 
-// ratios are the second target's headline figures over the first's.
-func ratios(ts []TargetResult) map[string]float64 {
-	if len(ts) != 2 {
-		return nil
+// setRatios sets every target's headline figures over the first
+// target's, and res.Ratios to the second's.
+func setRatios(res *Results) {
+	for i := 1; i < len(res.Targets); i++ {
+		res.Targets[i].VsFirst = ratios(res.Targets[0], res.Targets[i])
 	}
-	a, b := ts[0], ts[1]
+	if len(res.Targets) > 1 {
+		res.Ratios = res.Targets[1].VsFirst
+	}
+}
+
+// ratios are b's headline figures over a's.
+func ratios(a, b TargetResult) map[string]float64 {
 	out := map[string]float64{}
 	put := func(name string, x, y float64) {
 		if x > 0 {
@@ -229,6 +246,10 @@ func ratios(ts []TargetResult) map[string]float64 {
 	put("produce_ack_p99", a.ProduceAck.P99Ms, b.ProduceAck.P99Ms)
 	put("end_to_end_p50", a.EndToEnd.P50Ms, b.EndToEnd.P50Ms)
 	put("end_to_end_p99", a.EndToEnd.P99Ms, b.EndToEnd.P99Ms)
+	if a.Broker != nil && b.Broker != nil {
+		put("cpu_seconds_per_gb", a.Broker.CPUSecondsPerGB, b.Broker.CPUSecondsPerGB)
+		put("peak_rss", a.Broker.PeakRSSBytes, b.Broker.PeakRSSBytes)
+	}
 	return out
 }
 

@@ -12,8 +12,8 @@ import (
 // TargetSpec says which broker a run measures and how to reach or start it.
 type TargetSpec struct {
 	// Kind is "bootstrap" (a running broker at Addr), "sediment" (launched
-	// as a subprocess) or "kfake" (franz-go's in-memory cluster,
-	// in-process).
+	// as a subprocess), "kafka" (the reference Apache Kafka broker, launched
+	// in a JVM) or "kfake" (franz-go's in-memory cluster, in-process).
 	Kind string
 	// Addr is the bootstrap address of a running broker (Kind bootstrap).
 	Addr string
@@ -22,19 +22,24 @@ type TargetSpec struct {
 	MetricsURL string
 	// Sediment is how to launch the broker (Kind sediment).
 	Sediment SedimentLaunch
+	// Kafka is how to launch Apache Kafka (Kind kafka).
+	Kafka KafkaLaunch
 }
 
-// ParseTargetSpec reads one --vs element: "sediment", "kfake" or a
-// HOST:PORT of a running broker.
+// ParseTargetSpec reads one --vs element: "sediment", "kafka", "kfake" or
+// a HOST:PORT of a running broker. A kafka spec starts in Kafka's default
+// configuration; its Kafka field takes extra properties.
 func ParseTargetSpec(s string, sed SedimentLaunch) (TargetSpec, error) {
 	switch s = strings.TrimSpace(s); s {
 	case "sediment":
 		return TargetSpec{Kind: "sediment", Sediment: sed}, nil
+	case "kafka":
+		return TargetSpec{Kind: "kafka"}, nil
 	case "kfake":
 		return TargetSpec{Kind: "kfake"}, nil
 	}
 	if _, _, err := net.SplitHostPort(s); err != nil {
-		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, kfake or HOST:PORT of a running broker", s)
+		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, kafka, kfake or HOST:PORT of a running broker", s)
 	}
 	return TargetSpec{Kind: "bootstrap", Addr: s}, nil
 }
@@ -73,8 +78,10 @@ func Launch(ctx context.Context, spec TargetSpec) (Target, error) {
 		return launchKfake()
 	case "sediment":
 		return launchSediment(ctx, spec.Sediment)
+	case "kafka":
+		return launchKafka(ctx, spec.Kafka)
 	}
-	return nil, fmt.Errorf("bench: unknown target kind %q (want bootstrap, sediment or kfake)", spec.Kind)
+	return nil, fmt.Errorf("bench: unknown target kind %q (want bootstrap, sediment, kafka or kfake)", spec.Kind)
 }
 
 // runningBroker is a broker someone else started.

@@ -30,6 +30,7 @@ type cliFlags struct {
 	rounds, partitions, rate                      int
 	count                                         int64
 	duration, loopback, sample, drain             time.Duration
+	kafkaWarmup                                   time.Duration
 	minio, quiet                                  bool
 	storeLatency                                  time.Duration
 }
@@ -53,6 +54,7 @@ func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.DurationVar(&f.storeLatency, "store-latency", 0, "with --minio: hold every object-store request this long (a remote bucket's round trip)")
 	fs.StringVar(&f.brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
 	f.kafkaProps = map[string]string{}
+	fs.DurationVar(&f.kafkaWarmup, "kafka-warmup", 20*time.Second, "how long a launched kafka runs the workload, unmeasured, before the first round (its JVM's JIT warm-up); 0: none")
 	fs.Func("kafka-prop", "KEY=VALUE for a launched kafka's server.properties, repeatable (e.g. log.flush.interval.messages=1)",
 		func(kv string) error { return ParseKafkaProp(f.kafkaProps, kv) })
 	fs.DurationVar(&f.loopback, "loopback", 2*time.Second, "how long to measure the loopback TCP ceiling")
@@ -94,7 +96,7 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := setKafkaProps(targets, f.kafkaProps); err != nil {
+	if err := setKafkaLaunch(targets, f.kafkaProps, f.kafkaWarmup); err != nil {
 		return nil, err
 	}
 	if f.out == "" {
@@ -175,14 +177,15 @@ func parseTargets(launch, bootstrap, vs, metrics string, sed SedimentLaunch) ([]
 	return out, nil
 }
 
-// setKafkaProps gives every kafka target the --kafka-prop properties; they
-// are an error when no target is kafka, so that a typo in --vs does not
-// pass unnoticed.
-func setKafkaProps(targets []TargetSpec, props map[string]string) error {
+// setKafkaLaunch gives every kafka target the --kafka-prop properties and
+// the warm-up; the properties are an error when no target is kafka, so
+// that a typo in --vs does not pass unnoticed.
+func setKafkaLaunch(targets []TargetSpec, props map[string]string, warmup time.Duration) error {
 	used := false
 	for i := range targets {
 		if targets[i].Kind == "kafka" {
 			targets[i].Kafka.Props = props
+			targets[i].Kafka.Warmup = warmup
 			used = true
 		}
 	}

@@ -22,6 +22,9 @@ type KafkaLaunch struct {
 	// Parent is the directory the broker's temp dir (its config, logs and
 	// data) is made in: the run's out dir. Empty: the system temp dir.
 	Parent string
+	// Warmup is how long the workload runs, unmeasured, before the first
+	// round (--kafka-warmup, default 20s): the JVM's JIT warm-up.
+	Warmup time.Duration
 	// LogPath is where the broker's output is kept when it stops; empty:
 	// it is removed with the rest.
 	LogPath string

@@ -7,20 +7,21 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestInteropBenchKafkaVsSediment runs a tiny workload with --vs
 // sediment,kafka (Kafka fsyncing every write, as a fsync-for-fsync run
-// would): both get every record through, Kafka's CPU and peak RSS come
+// would, after a short warm-up): both get every record through, Kafka's CPU and peak RSS come
 // from /proc, its log is kept and its data dir is gone afterwards. It
 // needs `make java-interop`.
 func TestInteropBenchKafkaVsSediment(t *testing.T) {
 	out := t.TempDir()
 	cfg, err := ParseArgs([]string{"--workload", "workloads/max-throughput.yaml", "--vs", "sediment,kafka",
 		"--count", "20000", "--partitions", "8", "--out", out, "--loopback", "100ms", "--quiet",
-		"--kafka-prop", "log.flush.interval.messages=1"}, brokerBin, &bytes.Buffer{})
+		"--kafka-prop", "log.flush.interval.messages=1", "--kafka-warmup", "3s"}, brokerBin, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +43,9 @@ func TestInteropBenchKafkaVsSediment(t *testing.T) {
 	k := res.Targets[1].Broker
 	if k == nil || !k.ProcOnly || k.CPUSeconds <= 0 || k.PeakRSSBytes <= 0 || k.Puts != 0 || res.Targets[1].Cost != nil {
 		t.Errorf("kafka's broker figures: %+v, cost %+v", k, res.Targets[1].Cost)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "kafka ran the workload live for 3s") {
+		t.Errorf("no note of the warm-up: %q", res.Notes)
 	}
 	if _, ok := res.Targets[1].VsFirst["produce_mb_per_s"]; !ok {
 		t.Errorf("no ratio of kafka over sediment: %v", res.Targets[1].VsFirst)

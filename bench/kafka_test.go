@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestKafkaParseArgs: kafka as a --launch and --vs target, mixed with the
@@ -25,7 +26,8 @@ func TestKafkaParseArgs(t *testing.T) {
 		t.Fatalf("targets: %v", kinds)
 	}
 	want := map[string]string{"log.flush.interval.messages": "1", "num.io.threads": "4"}
-	if got := cfg.Targets[1].Kafka.Props; !maps.Equal(got, want) || cfg.Targets[1].Label() != "kafka" {
+	if got := cfg.Targets[1].Kafka.Props; !maps.Equal(got, want) || cfg.Targets[1].Label() != "kafka" ||
+		cfg.Targets[1].Kafka.Warmup != 20*time.Second {
 		t.Errorf("kafka spec: %+v, want props %v", cfg.Targets[1], want)
 	}
 	if cfg.Targets[0].Kafka.Props != nil || cfg.Targets[2].Kafka.Props != nil {
@@ -36,8 +38,9 @@ func TestKafkaParseArgs(t *testing.T) {
 		t.Errorf("three targets: rounds %d, err %v; want 2", cfg.Rounds, err)
 	}
 
-	cfg, err = ParseArgs([]string{"--workload", wl, "--launch", "kafka", "--out", "x"}, "self", &bytes.Buffer{})
-	if err != nil || len(cfg.Targets) != 1 || cfg.Targets[0].Kind != "kafka" || len(cfg.Targets[0].Kafka.Props) != 0 {
+	cfg, err = ParseArgs([]string{"--workload", wl, "--launch", "kafka", "--kafka-warmup", "0", "--out", "x"}, "self", &bytes.Buffer{})
+	if err != nil || len(cfg.Targets) != 1 || cfg.Targets[0].Kind != "kafka" || len(cfg.Targets[0].Kafka.Props) != 0 ||
+		cfg.Targets[0].Kafka.Warmup != 0 {
 		t.Fatalf("--launch kafka: %+v %v", cfg, err)
 	}
 	for _, tc := range []struct {

@@ -99,6 +99,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return nil, err
 	}
 	defer func() { closeAll(targets, res) }()
+	notes, err := warmUp(ctx, cfg, targets)
+	if err != nil {
+		return nil, err
+	}
+	res.Notes = append(res.Notes, notes...)
 	rounds, err := runRounds(ctx, cfg, targets)
 	if err != nil {
 		return nil, err

@@ -31,6 +31,7 @@ type options struct {
 	brokerBin  string
 	targets    string
 	records    int64
+	warmup     int64
 	recordSize int
 	partitions int
 	acks       string
@@ -45,6 +46,7 @@ type report struct {
 	Command    []string          `json:"command"`
 	Machine    bench.Machine     `json:"machine"`
 	Records    int64             `json:"records"`
+	Warmup     int64             `json:"warmup_records"`
 	RecordSize int               `json:"record_size"`
 	Partitions int               `json:"partitions"`
 	Acks       string            `json:"acks"`
@@ -57,6 +59,7 @@ func main() {
 	flag.StringVar(&o.brokerBin, "broker-bin", ".bin/broker", "the Sediment broker binary (make build)")
 	flag.StringVar(&o.targets, "targets", "sediment,kafka", "targets run one after the other: sediment, kafka, kfake or HOST:PORT")
 	flag.Int64Var(&o.records, "records", 1_000_000, "records produced, then consumed, per run")
+	flag.Int64Var(&o.warmup, "warmup-records", 200_000, "records produced and consumed, unmeasured, on a topic of their own before each run (warms a JVM broker's JIT; the same for every target)")
 	flag.IntVar(&o.recordSize, "record-size", 1024, "record value size in bytes")
 	flag.IntVar(&o.partitions, "partitions", 8, "partitions of the perf topic")
 	flag.StringVar(&o.acks, "acks", "all", "the producer's acks")
@@ -86,7 +89,7 @@ func runAll(ctx context.Context, o options) error {
 		specs = append(specs, s)
 	}
 	rep := &report{Started: time.Now().UTC(), Command: append([]string{"kafkaperf"}, os.Args[1:]...),
-		Machine: bench.DescribeMachine(), Records: o.records, RecordSize: o.recordSize,
+		Machine: bench.DescribeMachine(), Records: o.records, Warmup: o.warmup, RecordSize: o.recordSize,
 		Partitions: o.partitions, Acks: o.acks, KafkaProps: o.kafkaProps}
 	for n := range max(o.rounds, 1) {
 		for k := range specs {

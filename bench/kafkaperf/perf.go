@@ -52,10 +52,8 @@ type consumerFigure struct {
 	Line          string  `json:"line"`
 }
 
-const topic = "kafkaperf"
-
-// measure launches the target, creates the topic, runs both tools and
-// stops the target.
+// measure launches the target, warms it up, runs both tools on a fresh
+// topic and stops the target.
 func measure(ctx context.Context, o options, spec bench.TargetSpec, round int) (run, error) {
 	r := run{Target: spec.Label(), Round: round}
 	cp, err := jvm.Classpath()
@@ -67,39 +65,58 @@ func measure(ctx context.Context, o options, spec bench.TargetSpec, round int) (
 		return r, err
 	}
 	defer t.Close()
-	if err := createTopic(ctx, t.Bootstrap(), o.partitions); err != nil {
-		return r, err
+	if o.warmup > 0 {
+		if _, _, err := perfPass(ctx, cp, o, t.Bootstrap(), "kafkaperf-warmup", o.warmup); err != nil {
+			return r, fmt.Errorf("warm-up: %w", err)
+		}
 	}
 	gb := float64(o.records) * float64(o.recordSize) / 1e9
-	s0, _, _ := t.Scrape(ctx)
-	out, err := jvm.Run(ctx, cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
-		"--num-records", fmt.Sprint(o.records), "--record-size", fmt.Sprint(o.recordSize), "--throughput", "-1",
-		"--producer-props", "bootstrap.servers="+t.Bootstrap(), "acks="+o.acks)
+	var mid bench.Snapshot
+	before, _, _ := t.Scrape(ctx)
+	r.Producer, r.Consumer, err = perfPass(ctx, cp, o, t.Bootstrap(), "kafkaperf", o.records,
+		func() { mid, _, _ = t.Scrape(ctx) })
 	if err != nil {
 		return r, err
 	}
-	if r.Producer, err = parseProducer(out.Stdout); err != nil {
-		return r, err
-	}
-	s1, _, _ := t.Scrape(ctx)
-	out, err = jvm.Run(ctx, cp, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", t.Bootstrap(),
-		"--topic", topic, "--num-records", fmt.Sprint(o.records), "--timeout", "60000")
-	if err != nil {
-		return r, err
-	}
-	if r.Consumer, err = parseConsumer(out.Stdout); err != nil {
-		return r, err
-	}
-	s2, ok, _ := t.Scrape(ctx)
+	after, ok, _ := t.Scrape(ctx)
 	if ok && gb > 0 {
-		r.ProduceCPUPerGB = (s1.CPUSeconds - s0.CPUSeconds) / gb
-		r.ConsumeCPUPerGB = (s2.CPUSeconds - s1.CPUSeconds) / gb
-		r.PeakRSSBytes = max(s2.PeakRSS, s2.RSSBytes)
+		r.ProduceCPUPerGB = (mid.CPUSeconds - before.CPUSeconds) / gb
+		r.ConsumeCPUPerGB = (after.CPUSeconds - mid.CPUSeconds) / gb
+		r.PeakRSSBytes = max(after.PeakRSS, after.RSSBytes)
 	}
 	return r, nil
 }
 
-func createTopic(ctx context.Context, addr string, partitions int) error {
+// perfPass creates topic and runs ProducerPerformance then
+// ConsumerPerformance for n records; between, if given, is called after
+// the producer.
+func perfPass(ctx context.Context, cp string, o options, addr, topic string, n int64, between ...func()) (producerFigure, consumerFigure, error) {
+	if err := createTopic(ctx, addr, topic, o.partitions); err != nil {
+		return producerFigure{}, consumerFigure{}, err
+	}
+	out, err := jvm.Run(ctx, cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+		"--num-records", fmt.Sprint(n), "--record-size", fmt.Sprint(o.recordSize), "--throughput", "-1",
+		"--producer-props", "bootstrap.servers="+addr, "acks="+o.acks)
+	if err != nil {
+		return producerFigure{}, consumerFigure{}, err
+	}
+	p, err := parseProducer(out.Stdout)
+	if err != nil {
+		return p, consumerFigure{}, err
+	}
+	for _, f := range between {
+		f()
+	}
+	out, err = jvm.Run(ctx, cp, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", addr,
+		"--topic", topic, "--num-records", fmt.Sprint(n), "--timeout", "60000")
+	if err != nil {
+		return p, consumerFigure{}, err
+	}
+	c, err := parseConsumer(out.Stdout)
+	return p, c, err
+}
+
+func createTopic(ctx context.Context, addr, topic string, partitions int) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err

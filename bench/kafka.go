@@ -63,11 +63,16 @@ func launchKafka(ctx context.Context, l KafkaLaunch) (Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: launch kafka: %w", err)
 	}
-	k, err := jvm.StartKafka(ctx, cp, jvm.KafkaOptions{Dir: dir, Props: l.Props})
+	// A loaded machine can take minutes to start a JVM broker; the bench
+	// would rather wait than fail.
+	k, err := jvm.StartKafka(ctx, cp, jvm.KafkaOptions{Dir: dir, Props: l.Props, StartTimeout: 5 * time.Minute})
 	if err != nil {
 		t := &kafkaTarget{dir: dir, logPath: l.LogPath}
 		t.keepLog()
 		os.RemoveAll(dir)
+		if l.LogPath != "" {
+			return nil, fmt.Errorf("bench: launch kafka (its output is kept in %s): %w", l.LogPath, err)
+		}
 		return nil, fmt.Errorf("bench: launch kafka: %w", err)
 	}
 	return &kafkaTarget{k: k, dir: dir, logPath: l.LogPath}, nil

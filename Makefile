@@ -25,7 +25,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/ ./interop/...
+	$(GO) vet -tags interop ./cmd/broker/ ./table/catalog/ ./interop/... ./bench/
 	$(GO) vet -tags compose ./cmd/broker/
 	$(GO) vet -tags lockrank ./storage/...
 
@@ -72,7 +72,7 @@ bench: build
 # (Debian's postgresql), and DuckDB (npm @duckdb/node-api) reading a table
 # topic's Parquet files. A missing package fails with the apt-get line.
 interop: duckdb-node java-interop
-	$(GO) test -tags interop -count=1 -timeout 40m -run Interop ./cmd/broker/ ./table/catalog/ ./interop/...
+	$(GO) test -tags interop -count=1 -timeout 40m -run Interop ./cmd/broker/ ./table/catalog/ ./interop/... ./bench/
 
 # The pinned Maven project (interop/java/pom.xml: Kafka 4.4.0's client,
 # tools, Streams, Connect and broker): compiled, with its classpath written

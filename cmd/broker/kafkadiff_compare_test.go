@@ -216,3 +216,28 @@ func showBytes(b []byte) string {
 	}
 	return fmt.Sprintf("%d bytes %x", len(b), b)
 }
+
+// renameStrings replaces, in place, every string (or *string) in v that is
+// a key of names by its value.
+func renameStrings(v reflect.Value, names map[string]string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			renameStrings(v.Elem(), names)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				renameStrings(v.Field(i), names)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			renameStrings(v.Index(i), names)
+		}
+	case reflect.String:
+		if n, ok := names[v.String()]; ok && v.CanSet() {
+			v.SetString(n)
+		}
+	}
+}

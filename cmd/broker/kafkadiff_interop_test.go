@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -68,11 +69,12 @@ func referenceKafka(t *testing.T) *jvm.Kafka {
 // carries from one of its answers to the next request to it (ids that each
 // broker hands out in its own way).
 type diffSide struct {
-	name string // "sediment" or "kafka"
-	addr string
-	wire *wireConn
+	name  string // "sediment" or "kafka"
+	addr  string
+	wire  *wireConn
+	wire2 *wireConn // for a request that waits while the script goes on
 
-	memberID      string
+	members       map[string]string // the script's member name -> this broker's member id
 	generation    int32
 	producerID    int64
 	producerEpoch int16
@@ -94,12 +96,15 @@ func newDiffRun(t *testing.T, flags ...string) *diffRun {
 	tb := startTestBroker(t, "", flags...)
 	d := &diffRun{t: t, hits: map[*allowedDiff]bool{}}
 	for i, s := range []*diffSide{{name: "sediment", addr: tb.addr}, {name: "kafka", addr: k.Addr}} {
-		w, err := dialWire(s.addr)
-		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+		for _, w := range []**wireConn{&s.wire, &s.wire2} {
+			c, err := dialWire(s.addr)
+			if err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			t.Cleanup(c.close)
+			*w = c
 		}
-		t.Cleanup(func() { w.close() })
-		s.wire, s.topicIDs = w, map[string][16]byte{}
+		s.topicIDs, s.members = map[string][16]byte{}, map[string]string{}
 		d.sides[i] = s
 	}
 	t.Cleanup(d.checkShown)
@@ -118,8 +123,79 @@ func (d *diffRun) exchange(step string, build func(s *diffSide) kmsg.Request) [2
 		}
 		resps[i] = resp
 	}
-	d.compare(step, resps[0], resps[1])
+	d.compareNamed(step, resps)
 	return resps
+}
+
+// join sends member's JoinGroup and remembers, before comparing, the
+// member id each broker gave it.
+func (d *diffRun) join(step, group, member, topic string) [2]kmsg.Response {
+	d.t.Helper()
+	var resps [2]kmsg.Response
+	for i, s := range d.sides {
+		resp, err := s.wire.do(s.joinReq(group, member, topic))
+		if err != nil {
+			d.t.Fatalf("%s: %s: %v", step, s.name, err)
+		}
+		s.learnMember(member, resp)
+		resps[i] = resp
+	}
+	d.compareNamed(step, resps)
+	return resps
+}
+
+// start sends each broker its request on the second connection and goes
+// on; the returned function waits for both answers (a JoinGroup or a
+// follower's SyncGroup, which wait for the rest of the group) and compares
+// them.
+func (d *diffRun) start(step string, build func(s *diffSide) kmsg.Request) func() [2]kmsg.Response {
+	d.t.Helper()
+	type answer struct {
+		resp kmsg.Response
+		err  error
+	}
+	var chans [2]chan answer
+	for i, s := range d.sides {
+		chans[i] = make(chan answer, 1)
+		req := build(s)
+		go func() {
+			resp, err := s.wire2.do(req)
+			chans[i] <- answer{resp, err}
+		}()
+	}
+	return func() [2]kmsg.Response {
+		d.t.Helper()
+		var resps [2]kmsg.Response
+		for i, s := range d.sides {
+			a := <-chans[i] // bounded by the connection's 30 s deadline
+			if a.err != nil {
+				d.t.Fatalf("%s: %s: %v", step, s.name, a.err)
+			}
+			resps[i] = a.resp
+		}
+		d.compareNamed(step, resps)
+		return resps
+	}
+}
+
+// compareNamed compares the answers with every member id the script knows
+// replaced by its name in the script: each broker draws its own ids, and
+// which member is which is what must match.
+func (d *diffRun) compareNamed(step string, resps [2]kmsg.Response) {
+	d.t.Helper()
+	for i, s := range d.sides {
+		renameStrings(reflect.ValueOf(resps[i]), s.idNames())
+	}
+	d.compare(step, resps[0], resps[1])
+}
+
+// idNames maps this broker's member ids to the script's names.
+func (s *diffSide) idNames() map[string]string {
+	m := map[string]string{}
+	for name, id := range s.members {
+		m[id] = "<" + name + ">"
+	}
+	return m
 }
 
 // same sends one request, identical for both brokers.
@@ -219,12 +295,12 @@ func diffTopic(t *testing.T, suffix string) string {
 // settle sends req to each broker, without comparing, until ready says
 // the answer is the steady one: the reference broker loads its
 // coordinators (groups, producer ids) in the background after start-up.
-func (d *diffRun) settle(what string, req func() kmsg.Request, ready func(kmsg.Response) bool) {
+func (d *diffRun) settle(what string, req func(s *diffSide) kmsg.Request, ready func(kmsg.Response) bool) {
 	d.t.Helper()
 	for _, s := range d.sides {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			resp, err := s.wire.do(req())
+			resp, err := s.wire.do(req(s))
 			if err == nil && ready(resp) {
 				break
 			}

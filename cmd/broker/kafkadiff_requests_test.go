@@ -112,7 +112,7 @@ func initProducerReq() *kmsg.InitProducerIDRequest {
 // each side.
 func (d *diffRun) initProducer(step string) {
 	d.t.Helper()
-	d.settle("producer ids", func() kmsg.Request { return initProducerReq() }, func(r kmsg.Response) bool {
+	d.settle("producer ids", func(*diffSide) kmsg.Request { return initProducerReq() }, func(r kmsg.Response) bool {
 		return r.(*kmsg.InitProducerIDResponse).ErrorCode == 0
 	})
 	resps := d.same(step, func() kmsg.Request { return initProducerReq() })

@@ -30,7 +30,10 @@ type allowedDiff struct {
 
 // allowedDiffs is the one list of differences from Apache Kafka every API
 // is checked against.
-var allowedDiffs = []allowedDiff{
+var allowedDiffs = append(fieldDiffs, apiDiffs()...)
+
+// fieldDiffs are the allowed differences in the answers' fields.
+var fieldDiffs = []allowedDiff{
 	// Identities: each broker names itself and its cluster.
 	{Step: "*", Path: "ClusterID", Reason: "each cluster draws its own id"},
 	{Step: "*", Path: "ControllerID", Reason: "Sediment's node id (default 0) against the reference broker's node.id 1"},

@@ -86,45 +86,55 @@ func diffStruct(path string, a, b reflect.Value, out *[]fieldDiff) {
 		case f.Name == "RecordBatches":
 			diffBatches(p, a.Field(i).Bytes(), b.Field(i).Bytes(), out)
 			continue
-		case f.Name == "Configs" && namedElems(f.Type):
-			diffByName(p, a.Field(i), b.Field(i), out)
+		case keyedLists[f.Name] != "" && keyedElems(f.Type, keyedLists[f.Name]):
+			diffByKey(p, keyedLists[f.Name], a.Field(i), b.Field(i), out)
 			continue
 		}
 		diffValues(p, a.Field(i), b.Field(i), out)
 	}
 }
 
-// namedElems says whether t is a slice of structs with a Name: config
-// entries, which are a set whose order means nothing.
-func namedElems(t reflect.Type) bool {
+// keyedLists are the lists that are sets, whose order means nothing, and
+// the field that names an element: they are compared element by element
+// matched by that key, and a path names the key (Configs[retention.ms],
+// ApiKeys[68]).
+var keyedLists = map[string]string{
+	"Configs":           "Name",
+	"ApiKeys":           "ApiKey",
+	"SupportedFeatures": "Name",
+	"FinalizedFeatures": "Name",
+}
+
+// keyedElems says whether t is a slice of structs with the field key.
+func keyedElems(t reflect.Type, key string) bool {
 	if t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.Struct {
 		return false
 	}
-	f, ok := t.Elem().FieldByName("Name")
-	return ok && f.Type.Kind() == reflect.String
+	_, ok := t.Elem().FieldByName(key)
+	return ok
 }
 
-// diffByName compares config entries matched by name, so that a path
-// names the config: Resources[0].Configs[retention.ms].Value.
-func diffByName(path string, a, b reflect.Value, out *[]fieldDiff) {
-	byName := func(v reflect.Value) map[string]reflect.Value {
+// diffByKey compares two lists' elements matched by their key field.
+func diffByKey(path, key string, a, b reflect.Value, out *[]fieldDiff) {
+	byKey := func(v reflect.Value) map[string]reflect.Value {
 		m := map[string]reflect.Value{}
 		for i := range v.Len() {
-			m[v.Index(i).FieldByName("Name").String()] = v.Index(i)
+			m[fmt.Sprint(v.Index(i).FieldByName(key).Interface())] = v.Index(i)
 		}
 		return m
 	}
-	am, bm := byName(a), byName(b)
-	names := slices.Sorted(maps.Keys(am))
-	for n := range bm {
-		if _, ok := am[n]; !ok {
-			names = append(names, n)
+	am, bm := byKey(a), byKey(b)
+	keys := slices.Collect(maps.Keys(am))
+	for k := range bm {
+		if _, ok := am[k]; !ok {
+			keys = append(keys, k)
 		}
 	}
-	for _, n := range names {
-		p := path + "[" + n + "]"
-		av, aok := am[n]
-		bv, bok := bm[n]
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := path + "[" + k + "]"
+		av, aok := am[k]
+		bv, bok := bm[k]
 		switch {
 		case !aok:
 			*out = append(*out, fieldDiff{p, "absent", show(bv)})

@@ -44,6 +44,11 @@ func (d diffBatch) encode() []byte {
 	}
 	b := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(b[8:12], uint32(len(b)-12))
+	return fixCRC(b)
+}
+
+// fixCRC computes the batch's CRC (over everything after it) in place.
+func fixCRC(b []byte) []byte {
 	binary.BigEndian.PutUint32(b[17:21], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return b
 }

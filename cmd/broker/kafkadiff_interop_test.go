@@ -298,16 +298,22 @@ func diffTopic(t *testing.T, suffix string) string {
 func (d *diffRun) settle(what string, req func(s *diffSide) kmsg.Request, ready func(kmsg.Response) bool) {
 	d.t.Helper()
 	for _, s := range d.sides {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			resp, err := s.wire.do(req(s))
-			if err == nil && ready(resp) {
-				break
-			}
-			if time.Now().After(deadline) {
-				d.t.Fatalf("%s: %s not ready after 60s (last error %v)", s.name, what, err)
-			}
-			time.Sleep(100 * time.Millisecond)
+		d.settleOn(s, what, req, ready)
+	}
+}
+
+// settleOn is settle on one broker.
+func (d *diffRun) settleOn(s *diffSide, what string, req func(s *diffSide) kmsg.Request, ready func(kmsg.Response) bool) {
+	d.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := s.wire.do(req(s))
+		if err == nil && ready(resp) {
+			return
 		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%s: %s not ready after 60s (last error %v)", s.name, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

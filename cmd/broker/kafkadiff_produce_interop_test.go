@@ -62,3 +62,21 @@ func TestInteropDiffProduce(t *testing.T) {
 		d.same(fmt.Sprintf("Fetch after produce p%d", p), func() kmsg.Request { return fetchReq(topic, p, 0, 1<<20) })
 	}
 }
+
+// TestInteropDiffLogAppendTime: a topic with message.timestamp.type
+// LogAppendTime: the broker stamps each batch, and Produce, Fetch and
+// ListOffsets report that stamp. Only the clock's reading may differ.
+func TestInteropDiffLogAppendTime(t *testing.T) {
+	d := newDiffRun(t)
+	topic := diffTopic(t, "lat")
+	d.same("CreateTopics LogAppendTime", func() kmsg.Request {
+		return createTopicReq(topic, 1, 1, "message.timestamp.type", "LogAppendTime")
+	})
+	d.waitTopics(topic)
+	for _, b := range []diffBatch{plainBatch(diffTS, "a", "b"), plainBatch(diffTS+10, "c")} {
+		d.same("Produce LogAppendTime", func() kmsg.Request { return produceReq(topic, 0, -1, b.encode()) })
+	}
+	d.same("Fetch LogAppendTime", func() kmsg.Request { return fetchReq(topic, 0, 0, 1<<20) })
+	d.same("ListOffsets LogAppendTime max timestamp", func() kmsg.Request { return listOffsetsReq(topic, 0, -3) })
+	d.same("ListOffsets LogAppendTime by create time", func() kmsg.Request { return listOffsetsReq(topic, 0, diffTS) })
+}

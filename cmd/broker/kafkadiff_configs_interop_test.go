@@ -84,3 +84,59 @@ func (s *diffSide) nodeID() int32 {
 	}
 	return 0
 }
+
+// TestInteropDiffAlterConfigs: IncrementalAlterConfigs on a topic (set,
+// delete, append and subtract on a list, an unknown config, a bad value,
+// an unknown topic, validate-only) and what DescribeConfigs says after,
+// with and without synonyms and documentation.
+func TestInteropDiffAlterConfigs(t *testing.T) {
+	d := newDiffRun(t)
+	topic := diffTopic(t, "a")
+	d.same("CreateTopics", func() kmsg.Request { return createTopicReq(topic, 1, 1, "retention.bytes", "1000000") })
+	d.waitTopics(topic)
+	alter := func(step, name string, validate bool, ops ...alterOp) {
+		d.same(step, func() kmsg.Request { return incAlterReq(name, validate, ops...) })
+	}
+	alter("IncrementalAlterConfigs set", topic, false, alterOp{"retention.ms", 0, "7200000"}, alterOp{"max.message.bytes", 0, "50000"})
+	alter("IncrementalAlterConfigs delete", topic, false, alterOp{"retention.bytes", 1, ""})
+	alter("IncrementalAlterConfigs append", topic, false, alterOp{"cleanup.policy", 2, "compact"})
+	alter("IncrementalAlterConfigs subtract", topic, false, alterOp{"cleanup.policy", 3, "compact"})
+	alter("IncrementalAlterConfigs append to a non-list", topic, false, alterOp{"retention.ms", 2, "5"})
+	alter("IncrementalAlterConfigs unknown config", topic, false, alterOp{"no.such.config", 0, "1"})
+	alter("IncrementalAlterConfigs bad value", topic, false, alterOp{"retention.ms", 0, "soon"})
+	alter("IncrementalAlterConfigs unknown topic", diffTopic(t, "none"), false, alterOp{"retention.ms", 0, "1"})
+	alter("IncrementalAlterConfigs validate only", topic, true, alterOp{"segment.bytes", 0, "1048576"})
+	names := []string{"retention.ms", "retention.bytes", "max.message.bytes", "cleanup.policy", "segment.bytes"}
+	d.same("DescribeConfigs after alter", func() kmsg.Request { return describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, names...) })
+	d.same("DescribeConfigs without synonyms or documentation", func() kmsg.Request {
+		req := describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, names...)
+		req.IncludeSynonyms, req.IncludeDocumentation = false, false
+		return req
+	})
+}
+
+// alterOp is one IncrementalAlterConfigs operation: 0 set, 1 delete, 2
+// append, 3 subtract.
+type alterOp struct {
+	name  string
+	op    int8
+	value string
+}
+
+func incAlterReq(topic string, validate bool, ops ...alterOp) *kmsg.IncrementalAlterConfigsRequest {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.SetVersion(1)
+	req.ValidateOnly = validate
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	for _, o := range ops {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Op = o.name, kmsg.IncrementalAlterConfigOp(o.op)
+		if o.op != 1 {
+			c.Value = kmsg.StringPtr(o.value)
+		}
+		rr.Configs = append(rr.Configs, c)
+	}
+	req.Resources = append(req.Resources, rr)
+	return req
+}

@@ -4,14 +4,14 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
 // allowedDiff is one field where Sediment's answer may differ from Apache
-// Kafka's. Step and Path are patterns in which * stands for any run of
-// characters without a dot (Topics[*].TopicID, Fetch*). interop/
-// DIFFERENCES.md lists the same entries for people; TestInteropDiffListed
-// keeps the two in step.
+// Kafka's, in the steps Step matches and at the paths Path matches (see
+// stepMatch and globMatch). interop/DIFFERENCES.md lists the same entries
+// for people; TestInteropDiffListed keeps the two in step.
 type allowedDiff struct {
 	Step   string
 	Path   string
@@ -30,7 +30,7 @@ type allowedDiff struct {
 
 // allowedDiffs is the one list of differences from Apache Kafka every API
 // is checked against.
-var allowedDiffs = append(fieldDiffs, apiDiffs()...)
+var allowedDiffs = slices.Concat(fieldDiffs, apiDiffs())
 
 // fieldDiffs are the allowed differences in the answers' fields.
 var fieldDiffs = []allowedDiff{

@@ -75,10 +75,8 @@ type diffSide struct {
 	wire2 *wireConn // for a request that waits while the script goes on
 
 	members       map[string]string // the script's member name -> this broker's member id
-	generation    int32
 	producerID    int64
 	producerEpoch int16
-	topicIDs      map[string][16]byte
 }
 
 // diffRun sends a test's script to both brokers and compares the answers.
@@ -104,7 +102,7 @@ func newDiffRun(t *testing.T, flags ...string) *diffRun {
 			t.Cleanup(c.close)
 			*w = c
 		}
-		s.topicIDs, s.members = map[string][16]byte{}, map[string]string{}
+		s.members = map[string]string{}
 		d.sides[i] = s
 	}
 	t.Cleanup(d.checkShown)
@@ -234,13 +232,6 @@ func (d *diffRun) checkShown() {
 	}
 }
 
-// both runs f on each side (for state set outside exchange).
-func (d *diffRun) both(f func(s *diffSide)) {
-	for _, s := range d.sides {
-		f(s)
-	}
-}
-
 // waitTopics waits, without comparing, until both brokers lead every
 // partition of topics: Kafka's controller creates a topic asynchronously
 // and its broker serves it a moment after CreateTopics answers.
@@ -257,8 +248,7 @@ func (d *diffRun) waitTopics(topics ...string) {
 	}
 }
 
-// leadsAll says whether Metadata shows every partition of topics led, and
-// remembers the topics' ids.
+// leadsAll says whether Metadata shows every partition of topics led.
 func (s *diffSide) leadsAll(topics []string) bool {
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(12)
@@ -280,7 +270,6 @@ func (s *diffSide) leadsAll(topics []string) bool {
 				return false
 			}
 		}
-		s.topicIDs[*mt.Topic] = mt.TopicID
 	}
 	return true
 }

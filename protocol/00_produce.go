@@ -100,13 +100,27 @@ func (r *request) producePartition(ctx context.Context, req *kmsg.ProduceRequest
 	}
 	res, err := r.s.log.Append(ctx, t.Partition(rp.Partition), rp.Records)
 	if err != nil {
-		if code := errorCode(err); code == kerr.CorruptMessage.Code || code == kerr.InvalidRecord.Code {
+		code := errorCode(err)
+		if code == kerr.CorruptMessage.Code || code == kerr.InvalidRecord.Code {
 			r.s.lg.Info("rejected record batch", "remote", r.c.remote, "topic", t.Name, "partition", rp.Partition, "err", err)
 		}
-		return fail(errorCode(err), err)
+		res, ok := fail(code, err)
+		if withLogStart(code) {
+			sp.LogStartOffset, _ = t.Partition(rp.Partition).Offsets()
+		}
+		return res, ok
 	}
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
 	return res, true
+}
+
+// withLogStart says whether Kafka answers a failed append with the
+// partition's log start offset: it does for a rejected producer state
+// (sequence, epoch), which the Java producer compares with its last acked
+// offset to tell a producer that retention removed from a real gap, and
+// answers -1 for a batch it could not read or accept as such.
+func withLogStart(code int16) bool {
+	return code == kerr.OutOfOrderSequenceNumber.Code || code == kerr.InvalidProducerEpoch.Code
 }
 
 // awaitDurable waits, within the request's timeout, until every append is

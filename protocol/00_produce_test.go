@@ -206,6 +206,12 @@ func TestProduceIdempotent(t *testing.T) {
 		if p.BaseOffset != s.offset {
 			t.Errorf("%s: base offset %d, want %d", s.name, p.BaseOffset, s.offset)
 		}
+		// Kafka answers a rejected sequence or epoch with the log start
+		// offset, which the Java producer compares with its last acked
+		// offset.
+		if p.LogStartOffset != 0 {
+			t.Errorf("%s: log start offset %d, want 0", s.name, p.LogStartOffset)
+		}
 	}
 	// An unknown producer on a never-written partition must start at 0.
 	b.createTopic("fresh", 1, nil)

@@ -129,9 +129,9 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 			ft := fetchTarget{req: rp, resp: sp}
 			switch {
 			case t == nil && req.Version >= 13:
-				sp.ErrorCode = r.code(kerr.UnknownTopicID.Code)
+				sp.ErrorCode, sp.HighWatermark = r.code(kerr.UnknownTopicID.Code), -1
 			case t == nil || t.Partition(rp.Partition) == nil:
-				sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+				sp.ErrorCode, sp.HighWatermark = r.code(kerr.UnknownTopicOrPartition.Code), -1
 			default:
 				ft.part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
 			}

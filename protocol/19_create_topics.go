@@ -6,7 +6,8 @@ package protocol
 // accepted (-1 or >= 1) and reported back as 1: durability comes from the
 // WAL and the object store, not from replicas. Configs are checked against
 // the topic configs Sediment knows (INVALID_CONFIG names the bad one).
-// A topic named twice in one request is INVALID_REQUEST for every copy.
+// A topic named twice in one request is not created and, as in Kafka, is
+// answered once, with INVALID_REQUEST, after the other topics.
 // validate_only checks everything and creates nothing. v5+ answers with the
 // partitions, replication factor and configs; v7+ with the topic id.
 
@@ -27,18 +28,26 @@ func handleCreateTopics(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := map[string]int{}
+	var dups []string
 	for _, rt := range req.Topics {
-		count[rt.Topic]++
+		if count[rt.Topic]++; count[rt.Topic] == 2 {
+			dups = append(dups, rt.Topic)
+		}
 	}
 	for _, rt := range req.Topics {
+		if count[rt.Topic] > 1 {
+			continue
+		}
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic, st.NumPartitions, st.ReplicationFactor = rt.Topic, -1, -1
-		if count[rt.Topic] > 1 {
-			st.ErrorCode = r.code(kerr.InvalidRequest.Code)
-			st.ErrorMessage = errorMessage(fmt.Errorf("topic %s is named more than once", rt.Topic))
-		} else {
-			r.createTopic(req, rt, &st)
-		}
+		r.createTopic(req, rt, &st)
+		resp.Topics = append(resp.Topics, st)
+	}
+	for _, name := range dups {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic, st.NumPartitions, st.ReplicationFactor = name, -1, -1
+		st.ErrorCode = r.code(kerr.InvalidRequest.Code)
+		st.ErrorMessage = errorMessage(fmt.Errorf("topic %s is named more than once", name))
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil

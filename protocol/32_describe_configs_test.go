@@ -143,6 +143,11 @@ func TestDescribeBrokerConfigs(t *testing.T) {
 			if ac := configs["auto.create.topics.enable"]; ac.Value == nil || *ac.Value != "true" {
 				t.Errorf("broker %q v%d: auto.create.topics.enable %v", name, v, ac.Value)
 			}
+			// Kafka defines default.replication.factor as an INT (a
+			// topic's replication factor is a short on the wire).
+			if rf := configs["default.replication.factor"]; v >= 3 && rf.ConfigType != kmsg.ConfigTypeInt {
+				t.Errorf("broker %q v%d: default.replication.factor type %v, want INT", name, v, rf.ConfigType)
+			}
 		}
 	}
 }

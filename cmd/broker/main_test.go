@@ -18,5 +18,14 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(memberProcessEnv); spec != "" {
 		os.Exit(runGroupMember(spec))
 	}
-	os.Exit(miniotest.Main(m)) // m.Run, then stop the MinIO server the tests shared
+	code := miniotest.Main(m) // m.Run, then stop the MinIO server the tests shared
+	for _, stop := range afterTests {
+		stop()
+	}
+	os.Exit(code)
 }
+
+// afterTests run once every test has finished: they stop what several
+// tests share, such as the reference Apache Kafka broker of the
+// differential tests.
+var afterTests []func()

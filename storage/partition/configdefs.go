@@ -35,7 +35,7 @@ var topicConfigDefs = []config.Def{
 var brokerConfigDefs = []config.Def{
 	{Name: "auto.create.topics.enable", Type: config.Boolean, Default: "true", Doc: "create unknown topics on Metadata requests"},
 	{Name: "num.partitions", Type: config.Int, Default: "1", Min: 1, Doc: "partitions of auto-created topics and of CreateTopics with -1"},
-	{Name: "default.replication.factor", Type: config.Short, Default: "1", Min: 1, ReadOnly: true, Doc: "reported only: the object store replicates"},
+	{Name: "default.replication.factor", Type: config.Int, Default: "1", Min: 1, ReadOnly: true, Doc: "reported only: the object store replicates"},
 	{Name: "message.max.bytes", Type: config.Int, Default: "1048588", Min: 0, Doc: "default max.message.bytes"},
 	{Name: "log.retention.ms", Type: config.Long, Default: "604800000", Min: -1, Doc: "default retention.ms"},
 	{Name: "log.retention.bytes", Type: config.Long, Default: "-1", Min: -1, Doc: "default retention.bytes"},

@@ -34,7 +34,7 @@ const connectStandalone = "org.apache.kafka.connect.cli.ConnectStandalone"
 // as it does in production. The sink's committed offsets and the topic's
 // log end are then read with the broker's CLI.
 func TestInteropConnectStandalone(t *testing.T) {
-	addr := startTestBroker(t, "").addr
+	addr := toolsCluster(t)
 	const topic, lines = "connect-lines", 2000
 	createTopics(t, addr, topic, 1) // one partition: the sink writes in log order
 	dir := t.TempDir()

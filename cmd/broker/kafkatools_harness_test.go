@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -30,6 +31,34 @@ const (
 	kafkaGetOffsets     = "org.apache.kafka.tools.GetOffsetShell"
 	kafkaDeleteRecords  = "org.apache.kafka.tools.DeleteRecordsCommand"
 )
+
+// toolsVsEnv set to "kafka" runs the tool tests against a reference
+// Apache Kafka broker instead of Sediment, to check that what they expect
+// is Kafka's behaviour. The few places where the two differ say so.
+const toolsVsEnv = "SEDIMENT_INTEROP_TOOLS_VS"
+
+// onKafka says whether the tool tests run against Apache Kafka.
+func onKafka() bool { return os.Getenv(toolsVsEnv) == "kafka" }
+
+// toolsCluster starts the broker the tool tests run against, with group
+// rebalances that start without delay.
+func toolsCluster(t *testing.T) string {
+	t.Helper()
+	if onKafka() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		props := map[string]string{"group.initial.rebalance.delay.ms": "0"}
+		k, err := jvm.StartKafka(ctx, javaClasspath(t), jvm.KafkaOptions{Dir: t.TempDir(), Props: props})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { k.Close() })
+		return k.Addr
+	}
+	tb := startTestBroker(t, "")
+	setBrokerConfigs(t, tb.addr, quickGroups...)
+	return tb.addr
+}
 
 // toolRun is what one tool run printed and its exit code.
 type toolRun struct {

@@ -18,7 +18,7 @@ import (
 // after kafka-delete-records, compared with the log offsets `broker topics
 // describe` prints.
 func TestInteropKafkaToolsGetOffsets(t *testing.T) {
-	addr := startTestBroker(t, "").addr
+	addr := toolsCluster(t)
 	const topic = "tools-log"
 	createTopics(t, addr, topic, 3)
 	// Partition 0: ten records a second apart but for record 7, an hour
@@ -69,7 +69,14 @@ func TestInteropKafkaToolsGetOffsets(t *testing.T) {
 	start, end = logOffsetsCLI(t, addr, topic)
 	checkOffsets(t, "--time -2 after delete", offsets("--time", "-2"), start, map[string]int64{key(0): 4, key(1): 5, key(2): 0})
 	checkOffsets(t, "--time -1 after delete", offsets("--time", "-1"), end, map[string]int64{key(0): 10, key(1): 5, key(2): 0})
-	checkOffsets(t, "--time -3 after delete", offsets("--time", "-3"), nil, map[string]int64{key(0): 7})
+	// Partition 1 has no records left: Sediment answers none. Apache Kafka
+	// answers 4, below the log start, from the segment it has not deleted
+	// yet (its answer depends on when segments are removed).
+	maxAfter := map[string]int64{key(0): 7}
+	if onKafka() {
+		maxAfter[key(1)] = 4
+	}
+	checkOffsets(t, "--time -3 after delete", offsets("--time", "-3"), nil, maxAfter)
 }
 
 // checkOffsets compares kafka-get-offsets' answer with want and, when
@@ -89,7 +96,7 @@ func checkOffsets(t *testing.T, what string, got, cli, want map[string]int64) {
 // brokers' (compared with DescribeConfigs through kadm), and a cluster
 // default reaches the topics that do not override it.
 func TestInteropKafkaToolsConfigs(t *testing.T) {
-	addr := startTestBroker(t, "").addr
+	addr := toolsCluster(t)
 	const topic, plain = "tools-conf", "tools-plain"
 	createTopics(t, addr, topic, 1)
 	createTopics(t, addr, plain, 1)

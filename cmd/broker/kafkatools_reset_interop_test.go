@@ -20,7 +20,7 @@ import (
 // plan for the same target, then executed, and the plan Kafka's tool
 // exports read back by the broker's CLI.
 func TestInteropKafkaToolsResetOffsets(t *testing.T) {
-	addr := startTestBroker(t, "").addr
+	addr := toolsCluster(t)
 	const topic, group = "tools-reset", "tools-resetters"
 	createTopics(t, addr, topic, 2)
 	// Ten records per partition, 20 minutes apart, the last 20 minutes

@@ -57,7 +57,7 @@ func TestInteropKafkaToolsTopics(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--create", "--topic", "tools-orders", "--partitions", "1"}, "TopicExistsException"},
+		{[]string{"--create", "--topic", "tools-orders", "--partitions", "1"}, "TopicExistsException: Topic 'tools-orders' already exists."},
 		{[]string{"--delete", "--topic", "tools-missing"}, "Topic 'tools-missing' does not exist as expected"},
 		{[]string{"--alter", "--topic", "tools-orders", "--partitions", "2"}, "InvalidPartitionsException"},
 		{[]string{"--create", "--topic", "tools-bad", "--config", "retention.ms=abc"}, "Invalid value abc for configuration retention.ms"},

@@ -81,6 +81,13 @@ func (r *request) createTopic(req *kmsg.CreateTopicsRequest, rt kmsg.CreateTopic
 		return
 	}
 	t, err := r.s.log.CreateTopic(r.ctx(), rt.Topic, parts, configs, req.ValidateOnly)
+	if errors.Is(err, partition.ErrTopicExists) {
+		// Kafka's words: kafka-topics --create and other tools print the
+		// message as the broker sent it.
+		msg := "Topic '" + rt.Topic + "' already exists."
+		st.ErrorCode, st.ErrorMessage = r.code(kerr.TopicAlreadyExists.Code), &msg
+		return
+	}
 	if err != nil {
 		fail(r.codeOf(err), err)
 		return

@@ -93,6 +93,29 @@ func TestCreateTopics(t *testing.T) {
 	}
 }
 
+// TestCreateTopicsExistsMessage: the message of TOPIC_ALREADY_EXISTS is
+// Kafka's, which kafka-topics prints as it is.
+func TestCreateTopicsExistsMessage(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t)
+	b.createTopic("existing", 1, nil)
+	c := b.dial()
+	for _, validateOnly := range []bool{false, true} {
+		st := roundTrip[*kmsg.CreateTopicsResponse](c, createTopicsReq(7, validateOnly, newTopicReq("existing", 1, 1))).Topics[0]
+		wantCode(t, "existing topic", st.ErrorCode, kerr.TopicAlreadyExists.Code)
+		if got := st.ErrorMessage; got == nil || *got != "Topic 'existing' already exists." {
+			t.Errorf("validate_only %v: message %v, want Kafka's \"Topic 'existing' already exists.\"", validateOnly, errorText(got))
+		}
+	}
+}
+
+func errorText(msg *string) string {
+	if msg == nil {
+		return "null"
+	}
+	return *msg
+}
+
 func TestCreateTopicsConfigsInAnswer(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)

@@ -57,6 +57,16 @@ func TestInteropJavaProducer(t *testing.T) {
 	}
 }
 
+// TestInteropJavaConsumer: KafkaConsumer's seek (and OffsetOutOfRange
+// with no reset policy), offsetsForTimes, pause/resume, committed offsets,
+// the classic protocol with the range, roundrobin, sticky and
+// cooperative-sticky assignors, and static membership (a restart keeps
+// its partitions at the same generation).
+func TestInteropJavaConsumer(t *testing.T) {
+	tb := startTestBroker(t, "")
+	runJavaCheck(t, "ConsumerCheck", tb.addr, "jc")
+}
+
 // fetchAll reads want records of topic (all partitions) with franz-go.
 func fetchAll(t *testing.T, addr, topic string, want int) []*kgo.Record {
 	t.Helper()

@@ -101,6 +101,21 @@ final class Checks {
     throw fail(what + ": want " + want.getName() + ", got success");
   }
 
+  /**
+   * Waits up to 90 seconds for cond, then fails with what and state's
+   * description of what was seen.
+   */
+  static void await(String what, java.util.function.BooleanSupplier cond, java.util.function.Supplier<String> state)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (!cond.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw fail("after 90 s still waiting for " + what + ": " + state.get());
+      }
+      Thread.sleep(100);
+    }
+  }
+
   static Admin admin(String bootstrap) {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

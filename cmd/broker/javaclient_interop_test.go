@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/interop/jvm"
 )
 
 const javaClientPkg = "io.sediment.interop.client."
@@ -65,6 +67,32 @@ func TestInteropJavaProducer(t *testing.T) {
 func TestInteropJavaConsumer(t *testing.T) {
 	tb := startTestBroker(t, "")
 	runJavaCheck(t, "ConsumerCheck", tb.addr, "jc")
+}
+
+// TestInteropJavaAdmin: AdminClient on topics (create and its errors,
+// describe by name and id, partitions, delete), configs (describe,
+// incremental alter and their errors), listOffsets with every spec,
+// deleteRecords, describeCluster and consumer groups (list, describe, alter
+// and delete offsets, delete), each refusal with its exact exception.
+func TestInteropJavaAdmin(t *testing.T) {
+	tb := startTestBroker(t, "")
+	runJavaCheck(t, "AdminCheck", tb.addr, "ja")
+}
+
+// TestInteropJavaChecksOnKafka runs the same check programs against a
+// reference Apache Kafka broker: what they require of Sediment is what
+// Kafka does.
+func TestInteropJavaChecksOnKafka(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	k, err := jvm.StartKafka(ctx, javaClasspath(t), jvm.KafkaOptions{Dir: t.TempDir(), Heap: "512m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	for _, program := range []string{"ProducerCheck", "ConsumerCheck", "AdminCheck"} {
+		t.Run(program, func(t *testing.T) { runJavaCheck(t, program, k.Addr, "kafka") })
+	}
 }
 
 // fetchAll reads want records of topic (all partitions) with franz-go.

@@ -11,6 +11,9 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +80,29 @@ func TestInteropJavaConsumer(t *testing.T) {
 func TestInteropJavaAdmin(t *testing.T) {
 	tb := startTestBroker(t, "")
 	runJavaCheck(t, "AdminCheck", tb.addr, "ja")
+	// The 4.x client describes topics with DescribeTopicPartitions when the
+	// broker offers it, and falls back to Metadata when not.
+	if n := requestsServed(t, tb, "DescribeTopicPartitions"); n == 0 {
+		t.Fatal("AdminCheck's describeTopics sent no DescribeTopicPartitions request")
+	}
+}
+
+// requestsServed reads the broker's sediment_requests_total for api.
+func requestsServed(t *testing.T, tb *testBroker, api string) float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	tb.b.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	prefix := `sediment_requests_total{api="` + api + `"} `
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metrics line %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 // TestInteropJavaChecksOnKafka runs the same check programs against a

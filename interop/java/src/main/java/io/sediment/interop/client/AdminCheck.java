@@ -17,6 +17,7 @@ import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -114,6 +115,14 @@ public final class AdminCheck {
     expectThrows(UnknownTopicOrPartitionException.class, "createPartitions of an unknown topic",
         () -> get(admin.createPartitions(Map.of(prefix + "-nope", NewPartitions.increaseTo(5))).all()));
     ok("createPartitions 3 -> 5; fewer or the same: InvalidPartitionsException; unknown topic: UnknownTopicOrPartitionException");
+
+    String second = prefix + "-second";
+    Uuid secondId = get(admin.createTopics(List.of(new NewTopic(second, 3, (short) 1))).topicId(second));
+    Map<String, TopicDescription> paged = get(admin.describeTopics(List.of(topic, second),
+        new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames());
+    describedAs(paged.get(topic), topic, id, 5, node);
+    describedAs(paged.get(second), second, secondId, 3, node);
+    ok("describeTopics two topics (5 and 3 partitions) two partitions per response");
   }
 
   /** The errors createTopics provokes, each with its exact exception. */

@@ -54,6 +54,7 @@ public final class AdminCheck {
         Node node = cluster(admin, bootstrap);
         topics(admin, prefix, node);
         configs(admin, prefix + "-topic", node);
+        brokerDefault(admin, prefix + "-second", node);
         AdminOffsetChecks.run(admin, bootstrap, prefix + "-offsets");
         AdminGroupChecks.run(admin, bootstrap, prefix);
         deleteTopics(admin, prefix);
@@ -191,6 +192,7 @@ public final class AdminCheck {
     get(admin.incrementalAlterConfigs(Map.of(res, List.of(
         new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"), AlterConfigOp.OpType.SET),
         new AlterConfigOp(new ConfigEntry("max.message.bytes", null), AlterConfigOp.OpType.DELETE)))).all());
+    awaitValue(admin, res, "retention.ms", "7200000");
     cfg = describe(admin, res);
     equal("7200000", cfg.get("retention.ms").value(), "retention.ms after SET");
     equal(ConfigEntry.ConfigSource.DEFAULT_CONFIG, cfg.get("max.message.bytes").source(), "max.message.bytes source after DELETE");
@@ -205,6 +207,48 @@ public final class AdminCheck {
             List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "1"), AlterConfigOp.OpType.SET)))).all()));
     equal("7200000", describe(admin, res).get("retention.ms").value(), "retention.ms after the refused alters");
     ok("incrementalAlterConfigs SET and DELETE; bad value, unknown config: InvalidConfiguration; unknown topic: UnknownTopicOrPartition");
+  }
+
+  /**
+   * A cluster-wide broker default set by incrementalAlterConfigs (what
+   * kafka-configs --entity-default does) shows on the broker and on a
+   * topic without its own value, then goes away with DELETE.
+   */
+  static void brokerDefault(Admin admin, String topic, Node node) throws Exception {
+    ConfigResource cluster = new ConfigResource(ConfigResource.Type.BROKER, "");
+    ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(node.id()));
+    ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    get(admin.incrementalAlterConfigs(Map.of(cluster, List.of(
+        new AlterConfigOp(new ConfigEntry("log.retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all());
+    // Kafka applies a dynamic broker config once its metadata log reaches
+    // the broker, a moment after the alter returns.
+    awaitValue(admin, broker, "log.retention.ms", "86400000");
+    ConfigEntry b = describe(admin, broker).get("log.retention.ms");
+    equal("86400000", b.value(), "the broker's log.retention.ms after setting the cluster default");
+    equal(ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, b.source(), "the broker's log.retention.ms source");
+    ConfigEntry t = describe(admin, res).get("retention.ms");
+    equal("86400000", t.value(), "a topic's retention.ms after setting the cluster default");
+    equal(ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, t.source(), "a topic's retention.ms source");
+    get(admin.incrementalAlterConfigs(Map.of(cluster, List.of(
+        new AlterConfigOp(new ConfigEntry("log.retention.ms", null), AlterConfigOp.OpType.DELETE)))).all());
+    awaitValue(admin, res, "retention.ms", "604800000");
+    t = describe(admin, res).get("retention.ms");
+    equal("604800000", t.value(), "a topic's retention.ms after deleting the cluster default");
+    equal(ConfigEntry.ConfigSource.DEFAULT_CONFIG, t.source(), "a topic's retention.ms source after deleting the cluster default");
+    ok("incrementalAlterConfigs of the cluster-wide broker default: on the broker and a topic as DYNAMIC_DEFAULT_BROKER_CONFIG; DELETE restores the default");
+  }
+
+  static void awaitValue(Admin admin, ConfigResource res, String name, String want) throws Exception {
+    String[] last = {null};
+    Checks.await(res + " " + name + "=" + want, () -> {
+      try {
+        ConfigEntry e = describe(admin, res).get(name);
+        last[0] = e == null ? null : e.value();
+        return want.equals(last[0]);
+      } catch (Exception e) {
+        throw new RuntimeException(e);
+      }
+    }, () -> "last seen " + last[0]);
   }
 
   static Config describe(Admin admin, ConfigResource res) throws Exception {

@@ -63,13 +63,21 @@ func TestInteropJavaProducer(t *testing.T) {
 }
 
 // TestInteropJavaConsumer: KafkaConsumer's seek (and OffsetOutOfRange
-// with no reset policy), offsetsForTimes, pause/resume, committed offsets,
-// the classic protocol with the range, roundrobin, sticky and
-// cooperative-sticky assignors, and static membership (a restart keeps
-// its partitions at the same generation).
+// with no reset policy), offsetsForTimes, pause/resume and committed
+// offsets.
 func TestInteropJavaConsumer(t *testing.T) {
 	tb := startTestBroker(t, "")
 	runJavaCheck(t, "ConsumerCheck", tb.addr, "jc")
+}
+
+// TestInteropJavaConsumerGroups: the classic protocol with the range,
+// roundrobin, sticky and cooperative-sticky assignors (a second member
+// joins: two partitions each, the eager ones revoke everything, the
+// cooperative one only what moves, nothing is read twice), and static
+// membership (a restart keeps its partitions at the same generation).
+func TestInteropJavaConsumerGroups(t *testing.T) {
+	tb := startTestBroker(t, "")
+	runJavaCheck(t, "GroupCheck", tb.addr, "jg")
 }
 
 // TestInteropJavaAdmin: AdminClient on topics (create and its errors,
@@ -109,15 +117,16 @@ func requestsServed(t *testing.T, tb *testBroker, api string) float64 {
 // reference Apache Kafka broker: what they require of Sediment is what
 // Kafka does.
 func TestInteropJavaChecksOnKafka(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	k, err := jvm.StartKafka(ctx, javaClasspath(t), jvm.KafkaOptions{Dir: t.TempDir(), Heap: "512m"})
+	k, err := jvm.StartKafka(ctx, javaClasspath(t), jvm.KafkaOptions{Dir: t.TempDir(), Heap: "512m", StartTimeout: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Close() })
-	for _, program := range []string{"ProducerCheck", "ConsumerCheck", "AdminCheck"} {
-		t.Run(program, func(t *testing.T) { runJavaCheck(t, program, k.Addr, "kafka") })
+	for _, program := range []string{"ProducerCheck", "ConsumerCheck", "GroupCheck", "AdminCheck"} {
+		prefix := "kafka-" + strings.ToLower(program)
+		t.Run(program, func(t *testing.T) { runJavaCheck(t, program, k.Addr, prefix) })
 	}
 }
 

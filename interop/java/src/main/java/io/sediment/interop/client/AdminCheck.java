@@ -86,6 +86,7 @@ public final class AdminCheck {
     CreateTopicsResult cr = admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1)
         .configs(Map.of("retention.ms", "3600000", "max.message.bytes", "500000"))));
     get(cr.all());
+    Checks.awaitTopic(admin, topic, 3);
     equal(3, get(cr.numPartitions(topic)), "createTopics numPartitions");
     equal(1, get(cr.replicationFactor(topic)), "createTopics replicationFactor");
     equal("3600000", get(cr.config(topic)).get("retention.ms").value(), "createTopics config retention.ms");
@@ -107,6 +108,7 @@ public final class AdminCheck {
     ok("describeTopics by name and by id (leader, replicas, ISR), listTopics; unknown: UnknownTopicOrPartition/UnknownTopicId");
 
     get(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(5))).all());
+    Checks.awaitTopic(admin, topic, 5);
     equal(5, get(admin.describeTopics(List.of(topic)).allTopicNames()).get(topic).partitions().size(),
         "partitions after createPartitions(5)");
     expectThrows(InvalidPartitionsException.class, "createPartitions to fewer partitions",
@@ -119,6 +121,7 @@ public final class AdminCheck {
 
     String second = prefix + "-second";
     Uuid secondId = get(admin.createTopics(List.of(new NewTopic(second, 3, (short) 1))).topicId(second));
+    Checks.awaitTopic(admin, second, 3);
     Map<String, TopicDescription> paged = get(admin.describeTopics(List.of(topic, second),
         new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames());
     describedAs(paged.get(topic), topic, id, 5, node);

@@ -22,7 +22,7 @@ import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 final class AdminOffsetChecks {
   private AdminOffsetChecks() {}
 
-  static final long T0 = 1_700_000_000_000L;
+  static final long T0 = Checks.RECENT;
   static final int COUNT = 10;
   /** The record with the largest timestamp, T0 + 1000, in the middle. */
   static final int MAX_AT = 5;

@@ -24,6 +24,13 @@ import org.apache.kafka.common.header.Header;
 final class Checks {
   private Checks() {}
 
+  /**
+   * A timestamp an hour ago, whole seconds, for records sent with explicit
+   * timestamps: recent enough that no retention (7 days by default) deletes
+   * them while a check runs.
+   */
+  static final long RECENT = System.currentTimeMillis() / 1000 * 1000 - 3_600_000;
+
   /** A mismatch between what Sediment did and what the Java client expects. */
   static final class CheckFailed extends RuntimeException {
     CheckFailed(String msg) {
@@ -128,6 +135,26 @@ final class Checks {
       throws Exception {
     NewTopic nt = new NewTopic(topic, partitions, (short) 1).configs(configs);
     admin.createTopics(List.of(nt)).all().get(60, TimeUnit.SECONDS);
+    awaitTopic(admin, topic, partitions);
+  }
+
+  /**
+   * Waits until topic is described with partitions partitions: Apache
+   * Kafka answers CreateTopics and CreatePartitions once its controller
+   * committed them, a moment before the broker's metadata has them.
+   */
+  static void awaitTopic(Admin admin, String topic, int partitions) throws InterruptedException {
+    String[] last = {""};
+    await(topic + " described with " + partitions + " partitions", () -> {
+      try {
+        int n = admin.describeTopics(List.of(topic)).allTopicNames().get(60, TimeUnit.SECONDS).get(topic).partitions().size();
+        last[0] = n + " partitions";
+        return n == partitions;
+      } catch (Exception e) {
+        last[0] = e.toString();
+        return false;
+      }
+    }, () -> "last seen " + last[0]);
   }
 
   static Map<String, String> configs(String... kv) {

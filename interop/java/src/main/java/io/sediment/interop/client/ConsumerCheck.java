@@ -23,17 +23,17 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * KafkaConsumer against a broker: seek (and an out-of-range position with
  * no reset policy), offsetsForTimes, pause/resume, committed offsets with
- * metadata, the classic group protocol with every assignor, and static
- * membership. Every record is compared byte for byte.
+ * metadata; {@link GroupCheck} has the group protocol. Every record is
+ * compared byte for byte.
  *
  * <p>Usage: ConsumerCheck BOOTSTRAP PREFIX. It creates PREFIX-data (4
- * partitions of {@value #PER_PARTITION} records) and PREFIX-times, and
- * groups named PREFIX-*.
+ * partitions of {@value #PER_PARTITION} records) and PREFIX-times, and the
+ * group PREFIX-committed.
  */
 public final class ConsumerCheck {
   static final int PARTITIONS = 4;
   static final int PER_PARTITION = 50;
-  static final long T0 = 1_700_000_000_000L;
+  static final long T0 = Checks.RECENT;
 
   private ConsumerCheck() {}
 
@@ -52,8 +52,6 @@ public final class ConsumerCheck {
       offsetsForTimes(bootstrap, times);
       pauseResume(bootstrap, data);
       committed(bootstrap, data, prefix + "-committed");
-      GroupChecks.assignors(bootstrap, data, prefix);
-      GroupChecks.staticMembership(bootstrap, data, prefix + "-static");
     });
   }
 
@@ -61,6 +59,7 @@ public final class ConsumerCheck {
     return ("p" + partition + "-" + i).getBytes(StandardCharsets.UTF_8);
   }
 
+  /** Fills data and, unless times is null, times. */
   static void produce(String bootstrap, String data, String times) throws Exception {
     try (KafkaProducer<byte[], byte[]> p = Records.producer(bootstrap, "linger.ms", "10")) {
       for (int i = 0; i < PER_PARTITION; i++) {
@@ -68,7 +67,7 @@ public final class ConsumerCheck {
           p.send(new ProducerRecord<>(data, part, null, value(part, i)));
         }
       }
-      for (int i = 0; i < 20; i++) {
+      for (int i = 0; times != null && i < 20; i++) {
         p.send(new ProducerRecord<>(times, 0, T0 + i * 1000L, null, value(0, i)));
       }
       p.flush();

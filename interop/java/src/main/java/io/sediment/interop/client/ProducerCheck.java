@@ -122,7 +122,7 @@ public final class ProducerCheck {
       default -> new Header[] {new RecordHeader("ünïcødé-ключ", Checks.bytes(rnd, 100)),
           new RecordHeader("empty", new byte[0])};
     };
-    Long ts = i % 3 == 0 ? 1_700_000_000_000L + i : null;
+    Long ts = i % 3 == 0 ? Checks.RECENT + i : null;
     return new Sent(key, value, headers, ts);
   }
 

@@ -8,13 +8,32 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
 
 /**
- * The classic group protocol with the Java client's assignors, and static
- * membership. The groups consume ConsumerCheck's data topic.
+ * KafkaConsumer in groups of the classic protocol: every assignor of the
+ * Java client (range, roundrobin, sticky, cooperative-sticky) and static
+ * membership. Every record is compared byte for byte.
+ *
+ * <p>Usage: GroupCheck BOOTSTRAP PREFIX. It creates PREFIX-data (as
+ * ConsumerCheck does) and groups named PREFIX-*.
  */
-final class GroupChecks {
-  private GroupChecks() {}
+public final class GroupCheck {
+  private GroupCheck() {}
+
+  public static void main(String[] args) {
+    Checks.run("GroupCheck", args, 2, () -> {
+      String bootstrap = args[0];
+      String prefix = args[1];
+      String data = prefix + "-data";
+      try (Admin admin = Checks.admin(bootstrap)) {
+        Checks.createTopic(admin, data, ConsumerCheck.PARTITIONS, Map.of());
+      }
+      ConsumerCheck.produce(bootstrap, data, null);
+      assignors(bootstrap, data, prefix);
+      staticMembership(bootstrap, data, prefix + "-static");
+    });
+  }
 
   static final Map<String, String> ASSIGNORS = Map.of(
       "range", "org.apache.kafka.clients.consumer.RangeAssignor",

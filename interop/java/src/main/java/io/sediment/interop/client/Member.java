@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,7 +29,7 @@ final class Member implements AutoCloseable {
   /** The partitions owned now (after the last callback). */
   private final Set<Integer> owned = ConcurrentHashMap.newKeySet();
   /** Each callback: "assigned [..]", "revoked [..]" or "lost [..]". */
-  final List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+  final List<String> events = new CopyOnWriteArrayList<>();
   /** Every record received, "partition@offset" to value, and how many came twice. */
   final Map<String, byte[]> received = new ConcurrentHashMap<>();
   volatile int duplicates;

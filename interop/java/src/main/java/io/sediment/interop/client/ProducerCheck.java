@@ -37,6 +37,8 @@ public final class ProducerCheck {
   static final int PER_CODEC = 300;
   /** max.message.bytes of PREFIX-large. */
   static final int MAX_MESSAGE = 262144;
+  /** Kafka's default max.message.bytes (message.max.bytes), PREFIX-default-max's. */
+  static final int DEFAULT_MAX_MESSAGE = 1048588;
   /**
    * Bytes of a batch of one record beside its value: the 61-byte batch
    * header, then length (3), attributes, timestamp and offset deltas, null
@@ -57,11 +59,13 @@ public final class ProducerCheck {
         Checks.createTopic(admin, prefix + "-large", 1,
             Checks.configs("max.message.bytes", String.valueOf(MAX_MESSAGE)));
         Checks.createTopic(admin, prefix + "-acks", 1, Map.of());
+        Checks.createTopic(admin, prefix + "-default-max", 1, Map.of());
       }
       for (String codec : CODECS) {
         codec(bootstrap, prefix + "-codec-" + codec, codec);
       }
-      large(bootstrap, prefix + "-large");
+      large(bootstrap, prefix + "-large", MAX_MESSAGE);
+      large(bootstrap, prefix + "-default-max", DEFAULT_MAX_MESSAGE);
       acks(bootstrap, prefix + "-acks");
     });
   }
@@ -131,14 +135,14 @@ public final class ProducerCheck {
    * byte more is refused with RecordTooLargeException (MESSAGE_TOO_LARGE),
    * and the same idempotent producer keeps working after it.
    */
-  static void large(String bootstrap, String topic) throws Exception {
+  static void large(String bootstrap, String topic, int maxMessage) throws Exception {
     Random rnd = new Random(7);
-    byte[] fits = Checks.bytes(rnd, MAX_MESSAGE - ONE_RECORD_OVERHEAD);
-    byte[] over = Checks.bytes(rnd, MAX_MESSAGE - ONE_RECORD_OVERHEAD + 1);
+    byte[] fits = Checks.bytes(rnd, maxMessage - ONE_RECORD_OVERHEAD);
+    byte[] over = Checks.bytes(rnd, maxMessage - ONE_RECORD_OVERHEAD + 1);
     byte[] after = Checks.bytes(rnd, 1000);
     TopicPartition tp = new TopicPartition(topic, 0);
     try (KafkaProducer<byte[], byte[]> p = Records.producer(bootstrap,
-        "compression.type", "none", "max.request.size", String.valueOf(4 * MAX_MESSAGE))) {
+        "compression.type", "none", "max.request.size", String.valueOf(4 * maxMessage))) {
       RecordMetadata md = p.send(new ProducerRecord<>(topic, 0, null, fits)).get(60, TimeUnit.SECONDS);
       equal(0L, md.offset(), "offset of the record of exactly max.message.bytes");
       Checks.expectThrows(RecordTooLargeException.class, "a batch one byte over max.message.bytes",
@@ -147,10 +151,10 @@ public final class ProducerCheck {
       equal(1L, md.offset(), "offset of the record sent after the refused one");
     }
     List<ConsumerRecord<byte[], byte[]>> got = Records.read(bootstrap, tp, 0, 2,
-        "max.partition.fetch.bytes", String.valueOf(MAX_MESSAGE));
+        "max.partition.fetch.bytes", String.valueOf(maxMessage));
     equal(fits, got.get(0).value(), "the record of exactly max.message.bytes");
     equal(after, got.get(1).value(), "the record after the refused one");
-    ok("a batch of exactly max.message.bytes (" + MAX_MESSAGE + ") read back; one byte over: RecordTooLargeException; the producer goes on");
+    ok("a batch of exactly max.message.bytes (" + maxMessage + ") read back; one byte over: RecordTooLargeException; the producer goes on");
   }
 
   /** acks=0, 1 and all each deliver their records, in order. */

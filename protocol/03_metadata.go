@@ -6,7 +6,7 @@ package protocol
 // topics are created when auto.create.topics.enable is true and the request
 // allows it (always for v0–v3, which have no flag; kafka-python relies on
 // that), with num.partitions partitions. v10+ carries topic ids; from v12 a
-// topic asked for by id alone is answered by id (UNKNOWN_TOPIC_ID when
+// topic asked for by id is answered by id (UNKNOWN_TOPIC_ID when
 // unknown), while v10–v11 may not name topics by id (INVALID_REQUEST).
 
 import (
@@ -78,9 +78,11 @@ func (s *Server) brokerEntry() kmsg.MetadataResponseBroker {
 	return b
 }
 
-// metadataFor answers one requested topic, creating it when allowed.
+// metadataFor answers one requested topic, creating it when allowed. A
+// topic with an id is looked up by it whatever its name: the Java client
+// sends an empty name, not a null one, beside the id.
 func (r *request) metadataFor(req *kmsg.MetadataRequest, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
-	if rt.Topic == nil {
+	if rt.Topic == nil || rt.TopicID != ([16]byte{}) {
 		if t, ok := r.s.log.TopicByID(metadata.TopicID(rt.TopicID)); ok {
 			return r.s.topicMetadata(req, t)
 		}

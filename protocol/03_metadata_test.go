@@ -165,6 +165,22 @@ func TestMetadataByTopicID(t *testing.T) {
 			t.Errorf("v%d unknown id answered as %x", v, unknown.TopicID)
 		}
 	}
+	// The Java client names a topic by id with an empty (not null) name;
+	// Kafka looks up every topic whose id is set by that id.
+	for _, v := range []int16{12, 13} {
+		req := metadataReq(v, true)
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: ptr(""), TopicID: id}, {Topic: ptr(""), TopicID: [16]byte{0xff}}}
+		resp := roundTrip[*kmsg.MetadataResponse](c, req)
+		known, unknown := resp.Topics[0], resp.Topics[1]
+		wantCode(t, "known id, empty name", known.ErrorCode, 0)
+		if known.Topic == nil || *known.Topic != "by-id" || known.TopicID != id {
+			t.Errorf("v%d known id with an empty name: %+v", v, known)
+		}
+		wantCode(t, "unknown id, empty name", unknown.ErrorCode, kerr.UnknownTopicID.Code)
+		if unknown.TopicID != [16]byte{0xff} {
+			t.Errorf("v%d unknown id with an empty name answered as %x", v, unknown.TopicID)
+		}
+	}
 	// v10 and v11 carry the id field but do not allow naming topics by
 	// it: Kafka refuses the request with INVALID_REQUEST.
 	for _, v := range []int16{10, 11} {

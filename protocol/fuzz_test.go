@@ -244,6 +244,10 @@ func fuzzSeeds(tb testing.TB) []fuzzSeed {
 	// ApiVersions at a version we do not know: answered at v0 (KIP-511).
 	seeds = append(seeds, fuzzSeed{"18_apiversions_unknown_v9", rawHeader(18, 9, int32(len(seeds)+1), 0xfe, 0xfe)})
 	add("current", epochReq(2, name, 0, 0, 0), 2, 3, 4)
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	dtp.Topics, dtp.ResponsePartitionLimit = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: name}}, 1
+	dtp.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: name, Partition: 1}
+	add("cursor", dtp, 0)
 	return seeds
 }
 

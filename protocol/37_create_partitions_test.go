@@ -74,3 +74,25 @@ func TestCreatePartitionsErrors(t *testing.T) {
 		t.Fatal("a duplicate entry changed the topic")
 	}
 }
+
+// TestCreatePartitionsNoIncreaseMessage: a count that does not grow the
+// topic is INVALID_PARTITIONS with Kafka's message, which kafka-topics
+// --alter prints as it came.
+func TestCreatePartitionsNoIncreaseMessage(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t)
+	b.createTopic("four", 4, nil)
+	c := b.dial()
+	resp := roundTrip[*kmsg.CreatePartitionsResponse](c, createPartitionsReq(3, false, "four", 3))
+	st := resp.Topics[0]
+	wantCode(t, "shrink", st.ErrorCode, kerr.InvalidPartitions.Code)
+	if want := "The topic four currently has 4 partition(s); 3 would not be an increase."; errorText(st.ErrorMessage) != want {
+		t.Errorf("shrink: message %q, want %q", errorText(st.ErrorMessage), want)
+	}
+	resp = roundTrip[*kmsg.CreatePartitionsResponse](c, createPartitionsReq(3, true, "four", 4))
+	st = resp.Topics[0]
+	wantCode(t, "same count", st.ErrorCode, kerr.InvalidPartitions.Code)
+	if want := "Topic already has 4 partition(s)."; errorText(st.ErrorMessage) != want {
+		t.Errorf("same count: message %q, want %q", errorText(st.ErrorMessage), want)
+	}
+}

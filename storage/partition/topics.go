@@ -129,11 +129,32 @@ func (p *Partition) markDeleted() int64 {
 	return n
 }
 
+// PartitionCountError is a partition count that would not grow the topic.
+// Its message is Kafka's: kafka-topics --alter prints the broker's message
+// as it came.
+type PartitionCountError struct {
+	Topic              string
+	Current, Requested int32
+}
+
+func (e *PartitionCountError) Error() string {
+	if e.Requested == e.Current {
+		return fmt.Sprintf("Topic already has %d partition(s).", e.Current)
+	}
+	return fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", e.Topic, e.Current, e.Requested)
+}
+
+// Is makes a PartitionCountError an ErrInvalidPartitions.
+func (e *PartitionCountError) Is(target error) bool { return target == ErrInvalidPartitions }
+
 // CreatePartitions grows the topic to count partitions.
 func (l *Log) CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error {
 	return l.updateTopic(ctx, name, func(mt *metadata.Topic) error {
-		if count <= mt.Partitions || count > MaxPartitions {
-			return fmt.Errorf("%w: topic %s has %d partitions, cannot change to %d", ErrInvalidPartitions, name, mt.Partitions, count)
+		if count <= mt.Partitions {
+			return &PartitionCountError{Topic: name, Current: mt.Partitions, Requested: count}
+		}
+		if count > MaxPartitions {
+			return fmt.Errorf("%w: topic %s cannot have %d partitions (at most %d)", ErrInvalidPartitions, name, count, MaxPartitions)
 		}
 		mt.Partitions = count
 		return nil

@@ -49,7 +49,7 @@ func TestInteropStreamsWordCount(t *testing.T) {
 	waitRepartitionPurged(t, tb.addr, appID+"-words-repartition", app)
 	app.stop(t)
 	checkStreamsTopics(t, tb.addr, appID, 3)
-	checkStreamsCommitted(t, tb.addr, appID, input)
+	checkCommittedAtEnd(t, tb.addr, appID, input)
 
 	if err := os.RemoveAll(stateDir); err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestInteropStreamsWordCount(t *testing.T) {
 	if got, want := restoredRecords(t, app, appID+"-counts-changelog"), len(wordsOf(first)); got != want {
 		t.Fatalf("the restart restored %d changelog records, want %d (one per word of the first text)\n%s", got, want, app.output())
 	}
-	checkStreamsCommitted(t, tb.addr, appID, input)
+	checkCommittedAtEnd(t, tb.addr, appID, input)
 }
 
 var wordCountVocabulary = strings.Fields("stream sediment broker fox log offset the a partition rocks")
@@ -278,24 +278,29 @@ func checkTopicConfigs(t *testing.T, adm *kadm.Client, topic string, want map[st
 	}
 }
 
-// checkStreamsCommitted checks that the app's group committed the end of
-// every input partition: a clean stop leaves nothing to reprocess.
-func checkStreamsCommitted(t *testing.T, addr, appID, input string) {
+// checkCommittedAtEnd checks group committed the end offset of every
+// partition of topic.
+func checkCommittedAtEnd(t *testing.T, addr, group, topic string) {
 	t.Helper()
-	adm := streamsAdmin(t, addr)
 	ctx, _ := ctxFor(t, 30*time.Second)
-	ends, err := adm.ListEndOffsets(ctx, input)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := adm.FetchOffsetsForTopics(ctx, appID, input)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := adm.FetchOffsetsForTopics(ctx, group, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ends.Each(func(o kadm.ListedOffset) {
-		c, ok := committed.Lookup(input, o.Partition)
+		c, ok := committed.Lookup(topic, o.Partition)
 		if !ok || c.Err != nil || c.At != o.Offset {
-			t.Errorf("group %s on %s[%d]: committed %d (found %v, err %v), end offset %d", appID, input, o.Partition, c.At, ok, c.Err, o.Offset)
+			t.Errorf("group %s on %s[%d]: committed %d (found %v, err %v), end offset %d", group, topic, o.Partition, c.At, ok, c.Err, o.Offset)
 		}
 	})
 }

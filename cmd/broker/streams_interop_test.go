@@ -19,6 +19,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/interop/jvm"
 )
 
 // TestInteropStreamsWordCount runs the word count over a known text and
@@ -36,33 +38,49 @@ import (
 func TestInteropStreamsWordCount(t *testing.T) {
 	javaClasspath(t)
 	tb := startTestBroker(t, "")
+	testWordCount(t, tb.addr)
+}
+
+// TestInteropStreamsWordCountApacheKafka runs the same against the
+// reference Apache Kafka broker: what the Sediment test expects is what
+// Kafka does.
+func TestInteropStreamsWordCountApacheKafka(t *testing.T) {
+	k, err := jvm.StartKafka(context.Background(), javaClasspath(t), jvm.KafkaOptions{Dir: t.TempDir(), Heap: "384m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	testWordCount(t, k.Addr)
+}
+
+func testWordCount(t *testing.T, addr string) {
 	const input, output = "wc-text", "wc-counts"
-	createTopics(t, tb.addr, input, 3)
-	createTopics(t, tb.addr, output, 3)
+	createTopics(t, addr, input, 3)
+	createTopics(t, addr, output, 3)
 	appID := "wordcount-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	stateDir := t.TempDir()
 
 	first := wordCountText(0, 400)
-	produceStreamsText(t, tb.addr, input, first)
-	app := startWordCount(t, tb.addr, appID, input, output, stateDir)
-	waitWordCounts(t, tb.addr, output, app, countWords(first))
-	waitRepartitionPurged(t, tb.addr, appID+"-words-repartition", app)
+	produceStreamsText(t, addr, input, first)
+	app := startWordCount(t, addr, appID, input, output, stateDir)
+	waitWordCounts(t, addr, output, app, countWords(first))
+	waitRepartitionPurged(t, addr, appID+"-words-repartition", app)
 	app.stop(t)
-	checkStreamsTopics(t, tb.addr, appID, 3)
-	checkCommittedAtEnd(t, tb.addr, appID, input)
+	checkStreamsTopics(t, addr, appID, 3)
+	checkCommittedAtEnd(t, addr, appID, input)
 
 	if err := os.RemoveAll(stateDir); err != nil {
 		t.Fatal(err)
 	}
 	second := wordCountText(400, 300)
-	produceStreamsText(t, tb.addr, input, second)
-	app = startWordCount(t, tb.addr, appID, input, output, stateDir)
-	waitWordCounts(t, tb.addr, output, app, countWords(append(first, second...)))
+	produceStreamsText(t, addr, input, second)
+	app = startWordCount(t, addr, appID, input, output, stateDir)
+	waitWordCounts(t, addr, output, app, countWords(append(first, second...)))
 	app.stop(t)
 	if got, want := restoredRecords(t, app, appID+"-counts-changelog"), len(wordsOf(first)); got != want {
 		t.Fatalf("the restart restored %d changelog records, want %d (one per word of the first text)\n%s", got, want, app.output())
 	}
-	checkCommittedAtEnd(t, tb.addr, appID, input)
+	checkCommittedAtEnd(t, addr, appID, input)
 }
 
 var wordCountVocabulary = strings.Fields("stream sediment broker fox log offset the a partition rocks")

@@ -204,8 +204,9 @@ func sameWordCounts(got, want map[string]int64) bool {
 }
 
 // waitRepartitionPurged waits until Streams has deleted (DeleteRecords)
-// everything it consumed from its repartition topic: every partition's log
-// start offset reaches its end offset.
+// records it consumed from its repartition topic: a log start offset above
+// zero. Not up to the end: Streams purges after a commit only when its
+// previous purge has finished, so the last records may stay.
 func waitRepartitionPurged(t *testing.T, addr, topic string, app *streamsApp) {
 	t.Helper()
 	adm := streamsAdmin(t, addr)
@@ -215,27 +216,17 @@ func waitRepartitionPurged(t *testing.T, addr, topic string, app *streamsApp) {
 		if err == nil {
 			err = starts.Error()
 		}
-		ends, err2 := adm.ListEndOffsets(ctx, topic)
-		if err == nil && err2 == nil {
-			err = ends.Error()
-		} else if err == nil {
-			err = err2
-		}
 		if err != nil {
-			t.Fatalf("offsets of %s: %v", topic, err)
+			t.Fatalf("start offsets of %s: %v", topic, err)
 		}
-		purged, total := true, int64(0)
-		ends.Each(func(e kadm.ListedOffset) {
-			s, _ := starts.Lookup(topic, e.Partition)
-			purged = purged && s.Offset == e.Offset
-			total += e.Offset
-		})
-		if purged && total > 0 {
+		purged := false
+		starts.Each(func(o kadm.ListedOffset) { purged = purged || o.Offset > 0 })
+		if purged {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s not purged in 2 minutes: start offsets %v, end offsets %v\n%s", topic, starts, ends, app.output())
+			t.Fatalf("nothing of %s purged in 2 minutes: start offsets %v\n%s", topic, starts, app.output())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -38,8 +38,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * the Streams client, which commits what it processed, so a stop between two
  * runs loses and repeats nothing even with at_least_once.
  *
- * <p>It prints one line per event the test waits for, on stdout: {@code
- * STATE NEW->RUNNING}, {@code RESTORED partition records}, {@code CLOSED}.
+ * <p>It prints one line per event the test watches, on stdout: {@code STATE
+ * BEFORE->NOW} at every state change, {@code RESTORING CHANGELOG-PARTITION
+ * STORE START END} and {@code RESTORED CHANGELOG-PARTITION STORE RECORDS} for
+ * every restore, {@code FAILED EXCEPTION} when a stream thread dies, and
+ * {@code CLOSED} once the shutdown hook's close has finished.
  */
 public final class WordCount {
     private WordCount() {}

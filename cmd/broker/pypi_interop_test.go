@@ -122,8 +122,19 @@ type pypiHeader struct {
 // reports an error fails the test.
 func (py pypiPython) run(t *testing.T, script string, args ...string) []pypiRecord {
 	t.Helper()
-	// -B: no __pycache__ in the source tree.
-	out := runCmd(t, "", py.python, append([]string{"-B", filepath.Join(py.scripts, script)}, args...)...)
+	out := runCmd(t, "", py.python, py.argv(script, args...)...)
+	return parsePyPIResult(t, script, out)
+}
+
+// argv is the interpreter's arguments that run script with args; -B: no
+// __pycache__ in the source tree.
+func (py pypiPython) argv(script string, args ...string) []string {
+	return append([]string{"-B", filepath.Join(py.scripts, script)}, args...)
+}
+
+// parsePyPIResult reads the result line of records.report.
+func parsePyPIResult(t *testing.T, script, out string) []pypiRecord {
+	t.Helper()
 	var res struct {
 		Records []pypiRecord `json:"records"`
 		Error   string       `json:"error"`

@@ -6,10 +6,10 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit minio fuzz-smoke build interop java-interop compose duckdb-node clean print-interop-pkgs bench
+.PHONY: test vet unit minio fuzz-smoke build interop java-interop python-interop compose duckdb-node clean print-interop-pkgs bench
 
 # Debian packages the interop tests need (installed by .ci/run).
-INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql
+INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql python3-venv openjdk-17-jdk-headless maven
 
 # The MinIO server the object-store and broker tests run against
 # (storage/objectstore/miniotest finds it in .bin).
@@ -70,8 +70,10 @@ bench: build
 # Clients from Debian packages (kcat, kafka-python, confluent-kafka-python)
 # against a real broker, the Iceberg SQL catalog on a real PostgreSQL
 # (Debian's postgresql), and DuckDB (npm @duckdb/node-api) reading a table
-# topic's Parquet files. A missing package fails with the apt-get line.
-interop: duckdb-node java-interop
+# topic's Parquet files; the Java client, Kafka's tools, Streams, Connect
+# and a reference Apache Kafka (java-interop), and the Python clients from
+# PyPI (python-interop). A missing package fails with the apt-get line.
+interop: duckdb-node java-interop python-interop
 	$(GO) test -tags interop -count=1 -timeout 40m -run Interop ./cmd/broker/ ./table/catalog/ ./interop/... ./bench/
 
 # The pinned Maven project (interop/java/pom.xml: Kafka 4.4.0's client,
@@ -81,6 +83,21 @@ java-interop:
 	@command -v java >/dev/null && command -v mvn >/dev/null || \
 	  { echo "make java-interop needs a JDK 17 and Maven: apt-get install -y openjdk-17-jdk-headless maven" >&2; exit 1; }
 	mvn -B -q -f interop/java/pom.xml compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+
+# The Python clients from PyPI (interop/python/requirements.txt, every
+# version pinned) in a venv of Debian's python3 at .bin/pyvenv, unless it
+# already holds exactly these requirements.
+PYVENV := $(BIN)/pyvenv
+python-interop:
+	@if cmp -s interop/python/requirements.txt $(PYVENV)/requirements.txt; then \
+	  echo "the clients of interop/python/requirements.txt are in $(PYVENV)"; \
+	else \
+	  echo "installing interop/python/requirements.txt into $(PYVENV)"; \
+	  /usr/bin/python3 -m venv $(PYVENV) || \
+	    { echo "make python-interop needs Python's venv module: apt-get install -y python3-venv" >&2; exit 1; }; \
+	  $(PYVENV)/bin/pip install -q --disable-pip-version-check -r interop/python/requirements.txt && \
+	  cp interop/python/requirements.txt $(PYVENV)/requirements.txt; \
+	fi
 
 # docker-compose.yml brought up for real: builds the image, starts MinIO,
 # the bucket step and the broker, produces from this machine, kills the

@@ -251,17 +251,17 @@ func checkStreamsTopics(t *testing.T, addr, appID string, partitions int) {
 	}
 	// A repartition topic keeps records forever: Streams deletes what it
 	// consumed with DeleteRecords after each commit.
-	checkTopicConfigs(t, adm, repartition, map[string]string{
+	checkStreamsTopicConfigs(t, adm, repartition, map[string]string{
 		"cleanup.policy": "delete", "retention.ms": "-1", "segment.bytes": "52428800", "message.timestamp.type": "CreateTime",
 	})
 	// Streams asks for a compacted changelog; the app overrides it until
 	// Sediment compacts (issue 22).
-	checkTopicConfigs(t, adm, changelog, map[string]string{
+	checkStreamsTopicConfigs(t, adm, changelog, map[string]string{
 		"cleanup.policy": "delete", "retention.ms": "-1", "message.timestamp.type": "CreateTime",
 	})
 }
 
-func checkTopicConfigs(t *testing.T, adm *kadm.Client, topic string, want map[string]string) {
+func checkStreamsTopicConfigs(t *testing.T, adm *kadm.Client, topic string, want map[string]string) {
 	t.Helper()
 	ctx, _ := ctxFor(t, 30*time.Second)
 	rcs, err := adm.DescribeTopicConfigs(ctx, topic)

@@ -20,7 +20,7 @@ func apiDiffs() []allowedDiff {
 		{19, "transactions", []int16{24, 25, 26, 27, 28, 61, 65, 66}},
 		{20, "security: SASL, ACLs, delegation tokens, quotas, SCRAM users", []int16{17, 29, 30, 31, 36, 38, 39, 40, 41, 48, 49, 50, 51}},
 		{21, "the consumer group protocol (KIP-848) and share groups (KIP-932)", []int16{68, 69, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}},
-		{22, "admin APIs", []int16{34, 35, 43, 45, 46, 74, 75}},
+		{22, "admin APIs", []int16{34, 35, 43, 45, 46, 74}},
 		{18, "the cluster", []int16{64}},
 		{0, "a KRaft controller quorum and its feature levels: Sediment keeps its metadata in bbolt or etcd", []int16{55, 57, 80, 81, 94}},
 		{0, "streams groups (KIP-1071): no issue plans them yet; Kafka Streams uses the classic protocol by default", []int16{88, 89, 93}},

@@ -1,0 +1,66 @@
+package etcdkv_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sediment-io/sediment/metadata/etcdkv"
+)
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want etcdkv.Config
+		err  string
+	}{
+		{url: "etcd://127.0.0.1:2379/sediment", want: etcdkv.Config{Endpoints: []string{"127.0.0.1:2379"}, Prefix: "sediment/"}},
+		{url: "etcd://a:1,b:2,[::1]:3/x/y/", want: etcdkv.Config{Endpoints: []string{"a:1", "b:2", "[::1]:3"}, Prefix: "x/y/"}},
+		{url: "etcd://h:2379/p?cacert=ca.pem&cert=c.pem&key=k.pem",
+			want: etcdkv.Config{Endpoints: []string{"h:2379"}, Prefix: "p/", CACert: "ca.pem", Cert: "c.pem", Key: "k.pem"}},
+		{url: "http://h:2379/p", err: "want etcd://"},
+		{url: "etcd://h:2379", err: "needs a key prefix"},
+		{url: "etcd://h:2379/", err: "needs a key prefix"},
+		{url: "etcd://h/p", err: `endpoint "h"`},
+		{url: "etcd://h:0/p", err: `endpoint "h:0"`},
+		{url: "etcd://h:1,/p", err: `endpoint ""`},
+		{url: "etcd://h:1/p?user=x", err: `unknown parameter "user"`},
+		{url: "etcd://h:1/p?cert=c.pem", err: "cert and key go together"},
+	} {
+		got, err := etcdkv.ParseURL(tc.url)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err=%v, want %q", tc.url, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v err=%v, want %+v", tc.url, got, err, tc.want)
+		}
+	}
+}
+
+// TestOpenUnreachable: Open keeps trying an etcd that does not answer,
+// and gives up with an error naming it when its context ends.
+func TestOpenUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg, err := etcdkv.ParseURL("etcd://" + addr + "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := etcdkv.Open(ctx, cfg, logger); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("open: err=%v, want unreachable", err)
+	}
+}

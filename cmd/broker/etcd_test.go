@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -71,4 +75,65 @@ func TestEtcdMetadataBadURL(t *testing.T) {
 			t.Errorf("--metadata %s: err=%v, want one naming the flag", url, err)
 		}
 	}
+}
+
+// TestEtcdUnreachableAtStart: a broker whose etcd does not answer keeps
+// retrying with a log line that says so, without crashing, until its
+// start-up context ends.
+func TestEtcdUnreachableAtStart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg, err := parseServe([]string{"--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
+		"--metadata", "etcd://" + addr + "/p"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	logger := slog.New(slog.NewTextHandler(lineWriter(lines), nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		b, err := startBroker(ctx, cfg, logger)
+		if b != nil {
+			b.close()
+		}
+		done <- err
+	}()
+	wait := testCtx(t, 60*time.Second)
+	for retried := false; !retried; {
+		select {
+		case l := <-lines:
+			retried = strings.Contains(l, "etcd unreachable, retrying")
+		case err := <-done:
+			t.Fatalf("start-up ended before a retry: %v", err)
+		case <-wait.Done():
+			t.Fatal("no retry logged")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "--metadata") || !strings.Contains(err.Error(), "unreachable") {
+			t.Fatalf("start-up error %v, want one naming --metadata and the unreachable etcd", err)
+		}
+	case <-wait.Done():
+		t.Fatal("start-up did not end with its context")
+	}
+}
+
+// lineWriter sends each write (one log line) to a channel, dropping lines
+// nobody reads.
+type lineWriter chan string
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	select {
+	case w <- string(p):
+	default:
+	}
+	return len(p), nil
 }

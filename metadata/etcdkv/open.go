@@ -14,7 +14,7 @@ import (
 )
 
 // probeTimeout bounds one attempt to reach the cluster at Open.
-const probeTimeout = 5 * time.Second
+const probeTimeout = 2 * time.Second
 
 // Open connects to the cluster and waits until it answers a linearizable
 // read, which needs a quorum. While it cannot, it logs why and retries,

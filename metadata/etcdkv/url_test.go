@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv"
+	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
 
 func TestParseURL(t *testing.T) {
@@ -62,5 +64,29 @@ func TestOpenUnreachable(t *testing.T) {
 	defer cancel()
 	if _, err := etcdkv.Open(ctx, cfg, logger); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Fatalf("open: err=%v, want unreachable", err)
+	}
+}
+
+// TestEtcdTLS: the cacert, cert and key of the URL reach an etcd that
+// serves TLS and requires client certificates; without them it is refused.
+func TestEtcdTLS(t *testing.T) {
+	endpoint, files, _ := etcdtest.StartTLS(t)
+	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/tls?cacert=" + files.CACert + "&cert=" + files.Cert + "&key=" + files.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	if _, err := kv.Txn(context.Background(), nil, []metadata.Op{metadata.Put("k", []byte("v"))}); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := etcdkv.ParseURL("etcd://" + endpoint + "/tls")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := etcdkv.Open(ctx, plain, slog.New(slog.DiscardHandler)); err == nil {
+		t.Fatal("a client without TLS reached an etcd that requires it")
 	}
 }

@@ -18,44 +18,31 @@ const probeTimeout = 2 * time.Second
 
 // Open connects to the cluster and waits until it answers a linearizable
 // read, which needs a quorum. While it cannot, it logs why and retries,
-// until ctx ends: an etcd that comes up after the broker is no error.
+// until ctx ends: an etcd that comes up after the broker is no error. A
+// refusal (bad credentials, no permission) ends it at once.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*KV, error) {
 	tlsCfg, err := cfg.tls()
 	if err != nil {
 		return nil, err
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: cfg.Endpoints, DialTimeout: probeTimeout, TLS: tlsCfg,
-		Username: cfg.Username, Password: cfg.Password,
-		Logger: zap.NewNop(), // the client's retries are noise; Open and the callers say what failed
-	})
-	if err != nil {
-		return nil, fmt.Errorf("etcdkv: client for %v: %w", cfg.Endpoints, err)
+	limits := cfg.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits
 	}
-	kv := &KV{cli: cli, prefix: cfg.Prefix, limits: cfg.Limits}
-	if kv.limits == (Limits{}) {
-		kv.limits = DefaultLimits
-	}
-	if err := kv.waitReachable(ctx, cfg.Endpoints, logger); err != nil {
-		cli.Close()
-		return nil, err
-	}
-	return kv, nil
-}
-
-func (k *KV) waitReachable(ctx context.Context, endpoints []string, logger *slog.Logger) error {
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		_, err := k.cli.Get(pctx, k.prefix, clientv3.WithCountOnly())
-		cancel()
+		kv, err := connect(ctx, cfg, tlsCfg)
 		if err == nil {
-			return nil
+			kv.limits = limits
+			return kv, nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("etcdkv: etcd at %v unreachable: %w", endpoints, errors.Join(context.Cause(ctx), err))
+			return nil, fmt.Errorf("etcdkv: etcd at %v unreachable: %w", cfg.Endpoints, errors.Join(context.Cause(ctx), err))
 		}
-		logger.Warn("metadata: etcd unreachable, retrying", "endpoints", endpoints, "attempt", attempt,
+		if refused(err) { // etcd answered no: waiting changes nothing
+			return nil, fmt.Errorf("etcdkv: etcd at %v refused the broker: %w", cfg.Endpoints, err)
+		}
+		logger.Warn("metadata: etcd unreachable, retrying", "endpoints", cfg.Endpoints, "attempt", attempt,
 			"retry_in", backoff, "err", err)
 		select {
 		case <-ctx.Done():
@@ -63,6 +50,26 @@ func (k *KV) waitReachable(ctx context.Context, endpoints []string, logger *slog
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// connect makes a client (which authenticates at once when it has
+// credentials) and reads through it once.
+func connect(ctx context.Context, cfg Config, tlsCfg *tls.Config) (*KV, error) {
+	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: cfg.Endpoints, DialTimeout: probeTimeout, TLS: tlsCfg, // no Context: the client outlives Open's ctx
+		Username: cfg.Username, Password: cfg.Password,
+		Logger: zap.NewNop(), // the client's retries are noise; Open and the callers say what failed
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cli.Get(cctx, cfg.Prefix, clientv3.WithCountOnly()); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return &KV{cli: cli, prefix: cfg.Prefix}, nil
 }
 
 func (c Config) tls() (*tls.Config, error) {

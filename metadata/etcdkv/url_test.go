@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
@@ -88,5 +91,41 @@ func TestEtcdTLS(t *testing.T) {
 	defer cancel()
 	if _, err := etcdkv.Open(ctx, plain, slog.New(slog.DiscardHandler)); err == nil {
 		t.Fatal("a client without TLS reached an etcd that requires it")
+	}
+}
+
+// TestEtcdAuth: with etcd auth on, Open succeeds with the right
+// credentials and gives up at once, saying etcd refused, with wrong ones.
+func TestEtcdAuth(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, step := range []func() error{
+		func() error { _, err := admin.UserAdd(ctx, "root", "secret"); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := admin.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ := etcdkv.ParseURL("etcd://" + endpoint + "/auth")
+	cfg.Username, cfg.Password = "root", "secret"
+	kv, err := etcdkv.Open(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	if _, err := kv.Txn(ctx, nil, []metadata.Op{metadata.Put("k", []byte("v"))}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = "wrong"
+	if _, err := etcdkv.Open(ctx, cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("wrong password: err=%v, want etcd's refusal", err)
 	}
 }

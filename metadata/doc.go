@@ -6,8 +6,9 @@
 // their committed offsets.
 //
 // Two layers: KV is a small transactional key-value interface with versions
-// (its one backend is bbolt, for one node; the interface keeps to what an
-// etcd backend for clusters can also offer); Store is the typed layer
+// (backends: bbolt in this package, the single-node default, and etcd in
+// metadata/etcdkv; the interface keeps to what etcd can offer); Store is
+// the typed layer
 // above it. Every update is a compare-and-swap on the versions read, so a
 // second writer can never silently overwrite the first.
 //

@@ -12,6 +12,17 @@ var ErrConflict = errors.New("metadata: conflict: a key changed since it was rea
 // IsConflict reports whether err is a lost compare-and-swap.
 func IsConflict(err error) bool { return errors.Is(err, ErrConflict) }
 
+// ErrUncertain marks a KV.Txn error after which the transaction may or may
+// not have applied: the request reached a networked backend (etcd) and the
+// answer was lost to a deadline, a dropped connection or a leader change.
+// Retrying such a write blindly may apply it twice, so a caller settles it by
+// reading back what the transaction would have written. An error without it
+// means the transaction did not apply.
+var ErrUncertain = errors.New("metadata: outcome unknown: the transaction may have applied")
+
+// IsUncertain reports whether err leaves a transaction's outcome unknown.
+func IsUncertain(err error) bool { return errors.Is(err, ErrUncertain) }
+
 // Item is one key with its value and version. Version is the revision of the
 // transaction that last wrote the key; it is never 0 for a stored key.
 type Item struct {
@@ -47,8 +58,8 @@ func Delete(key string) Op { return Op{Key: key, Delete: true} }
 func DeletePrefix(prefix string) Op { return Op{Key: prefix, DeletePrefix: true} }
 
 // KV is the transactional key-value store under the metadata layer. Its
-// backend is bbolt (one node); it asks nothing an etcd backend (clusters)
-// could not give. Every write goes through Txn, which
+// backends are bbolt (one node, this package) and etcd (clusters,
+// metadata/etcdkv); it asks nothing etcd could not give. Every write goes through Txn, which
 // applies all of its ops atomically only if every Cond holds, so a second
 // writer can never silently overwrite the first.
 type KV interface {
@@ -59,6 +70,7 @@ type KV interface {
 	Range(ctx context.Context, start, end string, limit int, reverse bool) ([]Item, error)
 	// Txn applies ops atomically if every cond holds, else returns
 	// ErrConflict and changes nothing. It returns the revision it wrote.
+	// An error wrapping ErrUncertain leaves the outcome unknown.
 	Txn(ctx context.Context, conds []Cond, ops []Op) (rev int64, err error)
 	// Close releases the backend.
 	Close() error

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 	"github.com/sediment-io/sediment/storage/partition"
 )
@@ -25,7 +26,8 @@ type serveConfig struct {
 	Advertise       string        // --advertise: address given to clients (default: --listen)
 	DataDir         string        // --data-dir: WAL, metadata and local bucket (default ./data)
 	ObjectStore     string        // --object-store: file://DIR (default DATA/objects)
-	Metadata        string        // --metadata: bbolt (default, DATA/meta.db)
+	Metadata        string        // --metadata: bbolt (default, DATA/meta.db) or etcd://HOST:PORT[,HOST:PORT]/PREFIX
+	etcd            etcdkv.Config // --metadata parsed, when it is an etcd URL
 	NodeID          int           // --node-id (default 0)
 	HTTPListen      string        // --http-listen: /metrics, /healthz, /readyz (default 127.0.0.1:9644)
 	Durability      string        // --durability: wal (default) or object
@@ -59,7 +61,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Advertise, "advertise", "", "address given to clients in Metadata (default: --listen)")
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the WAL (DATA/wal), metadata (DATA/meta.db) and the local bucket (DATA/objects)")
 	fs.StringVar(&c.ObjectStore, "object-store", "", "object store URL: file://DIR (default file://DATA/objects), s3://BUCKET/PREFIX?endpoint=http://HOST:9000&region=us-east-1&path_style=true (S3 or compatible) or minio://HOST:9000/BUCKET/PREFIX?secure=false; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE, region from region= or AWS_REGION")
-	fs.StringVar(&c.Metadata, "metadata", "bbolt", "metadata backend: bbolt (DATA/meta.db)")
+	fs.StringVar(&c.Metadata, "metadata", "bbolt", "metadata backend: bbolt (DATA/meta.db) or etcd://HOST:PORT[,HOST:PORT]/PREFIX[?cacert=FILE&cert=FILE&key=FILE] (every key under PREFIX; TLS from the files; etcd auth from ETCD_USERNAME/ETCD_PASSWORD)")
 	fs.IntVar(&c.NodeID, "node-id", 0, "this broker's node id")
 	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:9644", "HTTP address for /metrics, /healthz and /readyz (empty: off)")
 	fs.StringVar(&c.Durability, "durability", "wal", "when produce is acknowledged: wal (after the WAL fsync) or object (after the object PUT and metadata commit)")
@@ -194,7 +196,12 @@ func (c *serveConfig) validate() error {
 	check(c.TableOrphans > 0, "--table-orphan-grace %s: must be positive", c.TableOrphans)
 	check(c.FailedExitDelay >= 0 && c.FailedExitDelay <= 10*time.Minute, "--storage-failed-exit-delay %s: want 0..10m", c.FailedExitDelay)
 	check(c.MemoryLimit >= -1, "--memory-limit %d: want -1 (none), 0 (automatic) or a byte count", c.MemoryLimit)
-	check(c.Metadata == "bbolt", "--metadata %q: only bbolt is supported so far (etcd:// comes with clustering)", c.Metadata)
+	if c.Metadata != "bbolt" {
+		var err error
+		if c.etcd, err = etcdkv.ParseURL(c.Metadata); err != nil {
+			errs = append(errs, fmt.Errorf("--metadata: want bbolt or an etcd URL: %w", err))
+		}
+	}
 	if c.ObjectStore == "" {
 		c.ObjectStore = "file://" + filepath.Join(c.DataDir, "objects")
 	}

@@ -52,7 +52,7 @@ func serve(cfg *serveConfig) error {
 		logger.Error("listener failed", "err", err)
 	case <-b.log.Failed():
 		return b.failClosed(ctx, cfg.FailedExitDelay)
-	case <-b.bolt.Failed():
+	case <-b.metaFailed():
 		return b.failClosed(ctx, cfg.FailedExitDelay)
 	}
 	return b.close()
@@ -61,7 +61,7 @@ func serve(cfg *serveConfig) error {
 // broker is the wired set of components of one running broker.
 type broker struct {
 	meta      *metadata.Store
-	bolt      *metadata.Bolt // meta's backend, watched for a failed commit
+	bolt      *metadata.Bolt // meta's backend when it is bbolt, watched for a failed commit
 	brokerCfg *config.Dynamic
 	store     objectstore.Store
 	log       *partition.Log
@@ -104,11 +104,11 @@ func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*b
 }
 
 func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog.Logger, reg *prometheus.Registry) error {
-	kv, err := metadata.OpenBolt(filepath.Join(cfg.DataDir, "meta.db"))
+	kv, err := b.openMetadata(ctx, cfg, logger)
 	if err != nil {
 		return fmt.Errorf("--metadata: %w", err)
 	}
-	b.bolt, b.meta = kv, metadata.NewStore(kv)
+	b.meta = metadata.NewStore(kv)
 	// One owner of the dynamic broker configs, shared by the log, the
 	// group coordinator and the protocol (through the log).
 	b.brokerCfg, err = config.NewDynamic(ctx, b.meta, metadata.IsConflict)

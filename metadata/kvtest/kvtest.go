@@ -1,5 +1,5 @@
 // Package kvtest is the conformance suite every metadata.KV backend runs:
-// one test body, run with t.Run against bbolt and (later) a real etcd.
+// one test body, run with t.Run against bbolt and a real (embedded) etcd.
 package kvtest
 
 import (

@@ -1,0 +1,43 @@
+package etcdkv
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// ErrLimit marks a transaction that etcd would refuse for its size: too
+// many operations or too many bytes. It was not sent; the caller splits it.
+var ErrLimit = errors.New("etcdkv: transaction over an etcd limit")
+
+// Limits are the etcd server's request limits that Txn checks before it
+// sends. They must not exceed the server's own settings.
+type Limits struct {
+	// MaxTxnOps mirrors etcd's --max-txn-ops (default 128). etcd counts
+	// the compares and the writes of a transaction separately; each must
+	// fit.
+	MaxTxnOps int
+	// MaxRequestBytes mirrors etcd's --max-request-bytes (default 1.5 MiB).
+	MaxRequestBytes int
+}
+
+// DefaultLimits are etcd's defaults.
+var DefaultLimits = Limits{MaxTxnOps: 128, MaxRequestBytes: 1536 * 1024}
+
+// requestOverhead is room for what etcd wraps around a transaction before
+// it compares the size (the raft request header).
+const requestOverhead = 1024
+
+func (l Limits) check(p txnPlan) error {
+	if n := len(p.req.Compare); n > l.MaxTxnOps {
+		return fmt.Errorf("%w: %d conditions, etcd --max-txn-ops is %d", ErrLimit, n, l.MaxTxnOps)
+	}
+	if n := len(p.req.Success); n > l.MaxTxnOps {
+		return fmt.Errorf("%w: %d writes, etcd --max-txn-ops is %d", ErrLimit, n, l.MaxTxnOps)
+	}
+	if n := proto.Size(p.req) + requestOverhead; n > l.MaxRequestBytes {
+		return fmt.Errorf("%w: about %d bytes, etcd --max-request-bytes is %d", ErrLimit, n, l.MaxRequestBytes)
+	}
+	return nil
+}

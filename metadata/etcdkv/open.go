@@ -1,0 +1,85 @@
+package etcdkv
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// probeTimeout bounds one attempt to reach the cluster at Open.
+const probeTimeout = 2 * time.Second
+
+// Open connects to the cluster and waits until it answers a linearizable
+// read, which needs a quorum. While it cannot, it logs why and retries,
+// until ctx ends: an etcd that comes up after the broker is no error. A
+// refusal (bad credentials, no permission) ends it at once.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*KV, error) {
+	tlsCfg, err := cfg.tls()
+	if err != nil {
+		return nil, err
+	}
+	limits := cfg.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits
+	}
+	backoff := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		kv, err := connect(ctx, cfg, tlsCfg)
+		if err == nil {
+			kv.limits = limits
+			return kv, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("etcdkv: etcd at %v unreachable: %w", cfg.Endpoints, errors.Join(context.Cause(ctx), err))
+		}
+		if refused(err) { // etcd answered no: waiting changes nothing
+			return nil, fmt.Errorf("etcdkv: etcd at %v refused the broker: %w", cfg.Endpoints, err)
+		}
+		logger.Warn("metadata: etcd unreachable, retrying", "endpoints", cfg.Endpoints, "attempt", attempt,
+			"retry_in", backoff, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// connect makes a client (which authenticates at once when it has
+// credentials) and reads through it once.
+func connect(ctx context.Context, cfg Config, tlsCfg *tls.Config) (*KV, error) {
+	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: cfg.Endpoints, DialTimeout: probeTimeout, TLS: tlsCfg, // no Context: the client outlives Open's ctx
+		Username: cfg.Username, Password: cfg.Password,
+		Logger: zap.NewNop(), // the client's retries are noise; Open and the callers say what failed
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cli.Get(cctx, cfg.Prefix, clientv3.WithCountOnly()); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return &KV{cli: cli, prefix: cfg.Prefix}, nil
+}
+
+func (c Config) tls() (*tls.Config, error) {
+	if c.CACert == "" && c.Cert == "" && c.Key == "" {
+		return nil, nil
+	}
+	info := transport.TLSInfo{TrustedCAFile: c.CACert, CertFile: c.Cert, KeyFile: c.Key}
+	cfg, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcdkv: TLS: %w", err)
+	}
+	return cfg, nil
+}

@@ -43,6 +43,20 @@ func TestEtcdMetadataRestart(t *testing.T) {
 	}
 }
 
+// TestEtcdManyPartitions: in object durability on etcd, a produce to 100
+// partitions at once is acknowledged and read back whole: each upload
+// spreads the partitions over objects whose commits fit etcd's limit of
+// operations per transaction (one object for all 100 would not).
+func TestEtcdManyPartitions(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	tb := startTestBroker(t, t.TempDir(), "--metadata", "etcd://"+endpoint+"/many", "--durability", "object",
+		"--object-store", "file://"+t.TempDir())
+	createTopics(t, tb.addr, "wide", 100)
+	const n = 1000
+	produceLabeled(t, tb.addr, "wide", "wide", n, 100)
+	checkAllRead(t, readTopic(t, tb.addr, "wide"), "wide", n)
+}
+
 // checkAllRead asserts parts hold produceLabeled's n values of prefix, each
 // once, at contiguous offsets from 0.
 func checkAllRead(t *testing.T, parts map[int32][]*kgo.Record, prefix string, n int) {

@@ -32,6 +32,21 @@ func (b *broker) openMetadata(ctx context.Context, cfg *serveConfig, logger *slo
 	return etcdkv.Open(ctx, ecfg, logger)
 }
 
+// etcdObjectPartitions bounds the partitions of one object on etcd: its
+// commit writes a partition state, an index entry and a producer delta
+// (more chunks for a large one) per partition, plus the object's record,
+// and etcd refuses a transaction of more than 128 operations by default.
+const etcdObjectPartitions = 32
+
+// maxObjectPartitions is partition.Options.MaxObjectPartitions for the
+// --metadata backend: bbolt has no bound on a transaction.
+func maxObjectPartitions(cfg *serveConfig) int {
+	if cfg.Metadata == "bbolt" {
+		return 0
+	}
+	return etcdObjectPartitions
+}
+
 // metaFailed is closed once the bbolt file failed to commit; it is nil
 // (never ready) for etcd, which keeps its own durability.
 func (b *broker) metaFailed() <-chan struct{} {

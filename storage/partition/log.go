@@ -123,6 +123,11 @@ type Options struct {
 	// UploadConcurrency is how many objects may be PUT at once (default
 	// 4); their commits still apply one at a time, in upload order.
 	UploadConcurrency int
+	// MaxObjectPartitions bounds the partitions one object holds (0: no
+	// bound), so that its commit, a few writes per partition, fits a
+	// metadata backend that limits a transaction's operations (etcd: 128).
+	// The partitions left out go into the next object.
+	MaxObjectPartitions int
 	// UploadRetryDelay is the wait before an object whose PUT or commit
 	// failed is tried again (default 1 s). The store retries each request
 	// within its own deadlines first; the uploader sets none of its own.

@@ -70,6 +70,9 @@ func (u *uploader) take() *upload {
 	sort.Slice(parts, func(i, j int) bool { return lessPartition(parts[i], parts[j]) })
 	limit := maxObjectBytes(u.l.opts.UploadBytes)
 	for _, p := range parts {
+		if n := u.l.opts.MaxObjectPartitions; n > 0 && len(up.parts) == n {
+			break // the rest stay dirty for the next object
+		}
 		refs := p.takeRefs(limit - up.bytes)
 		if len(refs) == 0 {
 			continue

@@ -461,3 +461,37 @@ func TestObjectInFlightHoldsBatchesOnce(t *testing.T) {
 	uploadAll(t, l)
 	checkSegments(t, e, p, 2)
 }
+
+// TestMaxObjectPartitions: with a bound on the partitions per object, a
+// cut takes that many of the partitions waiting and leaves the others for
+// the next object; every batch is committed in the end, each partition's
+// segments contiguous, and the WAL is kept for the partitions left out.
+func TestMaxObjectPartitions(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) { o.MaxObjectPartitions = 3; o.UploadConcurrency = 1 })
+	l := e.open()
+	topic := createTopic(t, l, "t", 7, nil)
+	for i := range 7 {
+		produce(t, l, topic.Partition(int32(i)), testBatch{values: values(2, fmt.Sprintf("p%d-", i))})
+	}
+	e.store.Hang(mem.OpPut)
+	defer e.store.Unhang() // on a failure too: closing the log flushes
+	l.up.advance(context.Background(), true)
+	l.up.step.Lock()
+	if len(l.up.queue) != 1 || len(l.up.queue[0].up.parts) != 3 {
+		n := -1
+		if len(l.up.queue) > 0 {
+			n = len(l.up.queue[0].up.parts)
+		}
+		l.up.step.Unlock()
+		t.Fatalf("%d objects cut, the first with %d partitions; want 1 with 3", len(l.up.queue), n)
+	}
+	l.up.step.Unlock()
+	e.store.Unhang()
+	uploadAll(t, l)
+	for i := range 7 {
+		checkSegments(t, e, topic.Partition(int32(i)), 2)
+	}
+	if n := len(storeKeys(t, e.store, uploadPrefix)); n != 3 {
+		t.Fatalf("%d objects for 7 partitions at 3 a piece, want 3", n)
+	}
+}

@@ -97,8 +97,10 @@ func diffStruct(path string, a, b reflect.Value, out *[]fieldDiff) {
 // keyedLists are the lists that are sets, whose order means nothing, and
 // the field that names an element: they are compared element by element
 // matched by that key, and a path names the key (Configs[retention.ms],
-// ApiKeys[68]).
+// ApiKeys[68]). A group's members are one: Kafka keeps them in a hash map,
+// so the order it lists them in follows their random member ids.
 var keyedLists = map[string]string{
+	"Members":           "MemberID",
 	"Configs":           "Name",
 	"ApiKeys":           "ApiKey",
 	"SupportedFeatures": "Name",

@@ -64,13 +64,10 @@ func (sw *orphanSweep) run(ctx context.Context) error {
 
 func (sw *orphanSweep) stopped() bool { return sw.lost || sw.budget <= 0 }
 
-// visit returns the listing callback: it skips what the cursor has seen
-// and checks a page at a time.
+// visit returns the listing callback, which checks a page at a time (the
+// listing starts after the cursor).
 func (sw *orphanSweep) visit(ctx context.Context) func(objectstore.Info) bool {
 	return func(info objectstore.Info) bool {
-		if info.Key <= sw.cur.After {
-			return true
-		}
 		sw.page = append(sw.page, info)
 		sw.budget--
 		if len(sw.page) >= sw.c.Page || sw.budget <= 0 {

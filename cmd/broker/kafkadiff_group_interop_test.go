@@ -19,16 +19,7 @@ func TestInteropDiffGroup(t *testing.T) {
 	topic, group := diffTopic(t, "t"), diffTopic(t, "g")
 	d.same("CreateTopics", func() kmsg.Request { return createTopicReq(topic, 2, 1) })
 	d.waitTopics(topic)
-	// Kafka creates __consumer_offsets on the first FindCoordinator and
-	// then loads the group's partition: wait until it serves the group.
-	d.settle("group coordinator", func(*diffSide) kmsg.Request { return findCoordinatorReq(group) }, func(r kmsg.Response) bool {
-		c := r.(*kmsg.FindCoordinatorResponse).Coordinators
-		return len(c) == 1 && c[0].ErrorCode == 0
-	})
-	d.settle("group offsets", func(*diffSide) kmsg.Request { return offsetFetchReq(group, topic, 0) }, func(r kmsg.Response) bool {
-		g := r.(*kmsg.OffsetFetchResponse).Groups
-		return len(g) == 1 && g[0].ErrorCode == 0
-	})
+	d.waitGroupCoordinator(group, topic)
 	d.same("FindCoordinator", func() kmsg.Request { return findCoordinatorReq(group) })
 	d.same("OffsetFetch unknown group", func() kmsg.Request { return offsetFetchReq(group, topic, 0, 1) })
 	d.same("DescribeGroups unknown group", func() kmsg.Request { return describeGroupReq(group) })
@@ -95,4 +86,19 @@ func TestInteropDiffGroup(t *testing.T) {
 	d.same("OffsetFetch after leaving", func() kmsg.Request { return offsetFetchReq(group, topic, 0, 1) })
 	d.same("DeleteGroups", func() kmsg.Request { return deleteGroupReq(group) })
 	d.same("OffsetFetch after delete", func() kmsg.Request { return offsetFetchReq(group, topic, 0, 1) })
+}
+
+// waitGroupCoordinator waits until both brokers serve group: Kafka creates
+// __consumer_offsets on the first FindCoordinator and then loads the
+// group's partition.
+func (d *diffRun) waitGroupCoordinator(group, topic string) {
+	d.t.Helper()
+	d.settle("group coordinator", func(*diffSide) kmsg.Request { return findCoordinatorReq(group) }, func(r kmsg.Response) bool {
+		c := r.(*kmsg.FindCoordinatorResponse).Coordinators
+		return len(c) == 1 && c[0].ErrorCode == 0
+	})
+	d.settle("group offsets", func(*diffSide) kmsg.Request { return offsetFetchReq(group, topic, 0) }, func(r kmsg.Response) bool {
+		g := r.(*kmsg.OffsetFetchResponse).Groups
+		return len(g) == 1 && g[0].ErrorCode == 0
+	})
 }

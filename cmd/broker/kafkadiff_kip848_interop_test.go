@@ -18,14 +18,7 @@ func TestInteropDiffConsumerGroupProtocol(t *testing.T) {
 	topic, group := diffTopic(t, "t"), diffTopic(t, "g")
 	d.same("CreateTopics", func() kmsg.Request { return createTopicReq(topic, 2, 1) })
 	d.waitTopics(topic)
-	d.settle("group coordinator", func(*diffSide) kmsg.Request { return findCoordinatorReq(group) }, func(r kmsg.Response) bool {
-		c := r.(*kmsg.FindCoordinatorResponse).Coordinators
-		return len(c) == 1 && c[0].ErrorCode == 0
-	})
-	d.settle("group offsets", func(*diffSide) kmsg.Request { return offsetFetchReq(group, topic, 0) }, func(r kmsg.Response) bool {
-		g := r.(*kmsg.OffsetFetchResponse).Groups
-		return len(g) == 1 && g[0].ErrorCode == 0
-	})
+	d.waitGroupCoordinator(group, topic)
 	d.same("ConsumerGroupHeartbeat join", func() kmsg.Request {
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.SetVersion(1) // the client names itself (KIP-1082)

@@ -29,8 +29,11 @@ type serveConfig struct {
 	Metadata        string        // --metadata: bbolt (default, DATA/meta.db) or etcd://HOST:PORT[,HOST:PORT]/PREFIX
 	etcd            etcdkv.Config // --metadata parsed, when it is an etcd URL
 	NodeID          int           // --node-id (default 0)
+	Rack            string        // --rack: this broker's rack (zone), for rack-aware clients
+	SessionTimeout  time.Duration // --session-timeout: the etcd session lease of a cluster broker (default 10s)
+	SharedLocal     bool          // --shared-local-store: a file:// bucket that every broker of the cluster shares (one machine)
 	HTTPListen      string        // --http-listen: /metrics, /healthz, /readyz (default 127.0.0.1:9644)
-	Durability      string        // --durability: wal (default) or object
+	Durability      string        // --durability: wal or object (default wal with bbolt, object with etcd)
 	UploadInterval  time.Duration // --upload-interval (default 250ms)
 	UploadBytes     int64         // --upload-bytes (default 8 MiB)
 	UploadConc      int           // --upload-concurrency: object PUTs in flight; commits stay in order (default 4)
@@ -62,9 +65,12 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the WAL (DATA/wal), metadata (DATA/meta.db) and the local bucket (DATA/objects)")
 	fs.StringVar(&c.ObjectStore, "object-store", "", "object store URL: file://DIR (default file://DATA/objects), s3://BUCKET/PREFIX?endpoint=http://HOST:9000&region=us-east-1&path_style=true (S3 or compatible) or minio://HOST:9000/BUCKET/PREFIX?secure=false; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE, region from region= or AWS_REGION")
 	fs.StringVar(&c.Metadata, "metadata", "bbolt", "metadata backend: bbolt (DATA/meta.db) or etcd://HOST:PORT[,HOST:PORT]/PREFIX[?cacert=FILE&cert=FILE&key=FILE] (every key under PREFIX; TLS from the files; etcd auth from ETCD_USERNAME/ETCD_PASSWORD)")
-	fs.IntVar(&c.NodeID, "node-id", 0, "this broker's node id")
+	fs.IntVar(&c.NodeID, "node-id", 0, "this broker's node id (unique in a cluster)")
+	fs.StringVar(&c.Rack, "rack", "", "this broker's rack or zone, given to clients in Metadata (broker.rack)")
+	fs.DurationVar(&c.SessionTimeout, "session-timeout", 10*time.Second, "with --metadata etcd: the lease of this broker's session; a broker silent this long loses its partitions to the others, and stops serving them itself a little before")
+	fs.BoolVar(&c.SharedLocal, "shared-local-store", false, "with --metadata etcd and a file:// --object-store: every broker of the cluster runs on this machine and uses this same folder (tests, demos)")
 	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:9644", "HTTP address for /metrics, /healthz and /readyz (empty: off)")
-	fs.StringVar(&c.Durability, "durability", "wal", "when produce is acknowledged: wal (after the WAL fsync) or object (after the object PUT and metadata commit)")
+	fs.StringVar(&c.Durability, "durability", "", "when produce is acknowledged: wal (after the WAL fsync; the default with bbolt) or object (after the object PUT and metadata commit; the default with etcd, where wal is replication factor 1)")
 	fs.DurationVar(&c.UploadInterval, "upload-interval", 250*time.Millisecond, "cut an object at least this often")
 	fs.Int64Var(&c.UploadBytes, "upload-bytes", 8<<20, "cut an object once this many bytes wait")
 	fs.IntVar(&c.UploadConc, "upload-concurrency", 4, "objects PUT at once (1..64); their commits still apply in upload order")
@@ -177,7 +183,14 @@ func (c *serveConfig) validate() error {
 	check(err == nil && perr == nil, "--advertise %q: want HOST:PORT", c.Advertise)
 	check(c.DataDir != "", "--data-dir must not be empty")
 	check(c.NodeID >= 0 && c.NodeID <= 1<<31-1, "--node-id %d: want 0..2147483647", c.NodeID)
+	if c.Durability == "" {
+		c.Durability = "wal"
+		if c.Metadata != "bbolt" {
+			c.Durability = "object"
+		}
+	}
 	check(c.Durability == "wal" || c.Durability == "object", "--durability %q: want wal or object", c.Durability)
+	check(c.SessionTimeout >= time.Second && c.SessionTimeout <= 5*time.Minute, "--session-timeout %s: want 1s..5m", c.SessionTimeout)
 	check(c.UploadInterval >= time.Millisecond && c.UploadInterval <= time.Hour, "--upload-interval %s: want 1ms..1h", c.UploadInterval)
 	check(c.UploadBytes >= 1<<10 && c.UploadBytes <= 1<<30, "--upload-bytes %d: want 1 KiB..1 GiB", c.UploadBytes)
 	check(c.UploadConc >= 1 && c.UploadConc <= 64, "--upload-concurrency %d: want 1..64", c.UploadConc)
@@ -208,6 +221,8 @@ func (c *serveConfig) validate() error {
 	if err := storeurl.Validate(c.ObjectStore); err != nil {
 		errs = append(errs, fmt.Errorf("--object-store %v", err))
 	}
+	check(c.Metadata == "bbolt" || c.SharedLocal || !strings.HasPrefix(c.ObjectStore, "file://"),
+		"--object-store %s with --metadata etcd: a cluster's brokers must share one bucket, and a local folder is not shared between machines; use s3:// or minio:// (or --shared-local-store when every broker runs on this machine)", c.ObjectStore)
 	_, lerr := parseLevel(c.LogLevel)
 	check(lerr == nil, "--log-level %q: want debug, info, warn or error", c.LogLevel)
 	check(c.LogFormat == "text" || c.LogFormat == "json", "--log-format %q: want text or json", c.LogFormat)

@@ -23,6 +23,7 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		"--metadata":          {"--metadata", "zookeeper"},
 		"--log-level":         {"--log-level", "loud"},
 		"--tail-cache-bytes":  {"--tail-cache-bytes", "10"},
+		"--session-timeout":   {"--session-timeout", "10ms"},
 	}
 	for flagName, args := range cases {
 		_, err := parseServe(args, noEnv)
@@ -84,5 +85,31 @@ func TestBadUploadFlagsNameTheFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), flagName) {
 			t.Errorf("%s %s: err = %v, want a message naming it", flagName, value, err)
 		}
+	}
+}
+
+// TestClusterFlagDefaults: etcd metadata acknowledges after the object
+// commit unless told otherwise, and refuses a local folder as its bucket,
+// which other machines cannot share.
+func TestClusterFlagDefaults(t *testing.T) {
+	etcd := []string{"--metadata", "etcd://127.0.0.1:2379/x"}
+	if _, err := parseServe(etcd, noEnv); err == nil || !strings.Contains(err.Error(), "--object-store") ||
+		!strings.Contains(err.Error(), "not shared") {
+		t.Fatalf("etcd with the default file:// bucket: err = %v, want a refusal naming --object-store", err)
+	}
+	cfg, err := parseServe(append(etcd, "--object-store", "s3://bucket/p?endpoint=http://127.0.0.1:9000"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Durability != "object" || cfg.SessionTimeout != 10*time.Second {
+		t.Errorf("etcd defaults: durability %q, session timeout %s; want object, 10s", cfg.Durability, cfg.SessionTimeout)
+	}
+	cfg, err = parseServe(append(etcd, "--shared-local-store", "--durability", "wal"), noEnv)
+	if err != nil || cfg.Durability != "wal" {
+		t.Fatalf("etcd, --shared-local-store, --durability wal: %v, durability %q", err, cfg.Durability)
+	}
+	cfg, err = parseServe(nil, noEnv)
+	if err != nil || cfg.Durability != "wal" {
+		t.Fatalf("defaults: %v, durability %q; want wal", err, cfg.Durability)
 	}
 }

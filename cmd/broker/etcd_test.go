@@ -25,7 +25,7 @@ func TestEtcdMetadataRestart(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
 	bucket := t.TempDir()
 	flags := []string{"--metadata", "etcd://" + endpoint + "/sediment-test", "--durability", "object",
-		"--object-store", "file://" + bucket}
+		"--object-store", "file://" + bucket, "--shared-local-store"}
 	dir := t.TempDir()
 	tb := startTestBroker(t, dir, flags...)
 	createTopics(t, tb.addr, "events", 3)
@@ -50,7 +50,7 @@ func TestEtcdMetadataRestart(t *testing.T) {
 func TestEtcdManyPartitions(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
 	tb := startTestBroker(t, t.TempDir(), "--metadata", "etcd://"+endpoint+"/many", "--durability", "object",
-		"--object-store", "file://"+t.TempDir())
+		"--object-store", "file://"+t.TempDir(), "--shared-local-store")
 	createTopics(t, tb.addr, "wide", 100)
 	const n = 1000
 	produceLabeled(t, tb.addr, "wide", "wide", n, 100)
@@ -102,7 +102,7 @@ func TestEtcdUnreachableAtStart(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	cfg, err := parseServe([]string{"--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--metadata", "etcd://" + addr + "/p"}, func(string) string { return "" })
+		"--metadata", "etcd://" + addr + "/p", "--shared-local-store"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

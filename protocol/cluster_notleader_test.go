@@ -168,3 +168,42 @@ func TestClusterOffsetsNotLeader(t *testing.T) {
 		wantCode(t, "DeleteRecords "+what, dresp.Topics[0].Partitions[0].ErrorCode, want)
 	}
 }
+
+// TestClusterGroupsNotCoordinator: every group API answers
+// NOT_COORDINATOR once the coordinator no longer coordinates the group (here
+// closed, as a broker whose shard moved away is), so that the client looks
+// the coordinator up again.
+func TestClusterGroupsNotCoordinator(t *testing.T) {
+	t.Parallel()
+	b := startGroupBroker(t)
+	b.createTopic("t", 1, nil)
+	c := b.dial()
+	m := joinAlone(t, c, "g", nil, "t")
+	if err := b.srv.groups.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := int16(kerr.NotCoordinator.Code)
+	wantCode(t, "JoinGroup", roundTrip[*kmsg.JoinGroupResponse](c, joinReq(9, "g", m.id, nil, "t")).ErrorCode, want)
+	wantCode(t, "SyncGroup", roundTrip[*kmsg.SyncGroupResponse](c, syncReq(5, "g", m.id, nil, m.gen, nil)).ErrorCode, want)
+	wantCode(t, "Heartbeat", roundTrip[*kmsg.HeartbeatResponse](c, heartbeatReq("g", m.id, nil, m.gen)).ErrorCode, want)
+	commit := roundTrip[*kmsg.OffsetCommitResponse](c, commitReq(8, "g", m.id, m.gen, "t", 1, 0))
+	wantCode(t, "OffsetCommit", commitCodes(commit)[0], want)
+
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version, fetch.Group = 7, "g"
+	wantCode(t, "OffsetFetch", roundTrip[*kmsg.OffsetFetchResponse](c, fetch).ErrorCode, want)
+
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Version, describe.Groups = 5, []string{"g"}
+	wantCode(t, "DescribeGroups", roundTrip[*kmsg.DescribeGroupsResponse](c, describe).Groups[0].ErrorCode, want)
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version, del.Groups = 2, []string{"g"}
+	wantCode(t, "DeleteGroups", roundTrip[*kmsg.DeleteGroupsResponse](c, del).Groups[0].ErrorCode, want)
+
+	wantCode(t, "OffsetDelete", roundTrip[*kmsg.OffsetDeleteResponse](c, offsetDeleteReq("g", map[string]int32{"t": 0})).ErrorCode, want)
+
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Version, leave.Group, leave.MemberID = 0, "g", m.id
+	wantCode(t, "LeaveGroup", roundTrip[*kmsg.LeaveGroupResponse](c, leave).ErrorCode, want)
+}

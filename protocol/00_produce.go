@@ -95,7 +95,7 @@ func (r *request) produceLeaderHints(req *kmsg.ProduceRequest, resp *kmsg.Produc
 				continue
 			}
 			if !read {
-				c, read = r.s.clusterState(), true
+				c, read = r.s.cluster(), true
 			}
 			cur := c.currentLeaderOf(t, sp.Partition)
 			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = cur.node, cur.epoch

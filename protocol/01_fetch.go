@@ -221,7 +221,7 @@ func (r *request) fetchLeaderHints(req *kmsg.FetchRequest, resp *kmsg.FetchRespo
 			continue
 		}
 		if !read {
-			c, read = r.s.clusterState(), true
+			c, read = r.s.cluster(), true
 		}
 		cur := c.currentLeaderOf(t.topic, t.req.Partition)
 		t.resp.CurrentLeader.LeaderID, t.resp.CurrentLeader.LeaderEpoch = cur.node, cur.epoch

@@ -38,7 +38,7 @@ const authorizedOmitted = int32(-2147483648)
 func handleMetadata(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	c := r.s.clusterState()
+	c := r.s.cluster()
 	resp.Brokers = metadataBrokers(c)
 	resp.ClusterID = &r.s.cfg.ClusterID
 	resp.ControllerID = c.controller

@@ -75,7 +75,7 @@ func (r *request) clusterCoordinator(c kmsg.FindCoordinatorResponseCoordinator, 
 	node, ok := r.s.cfg.Cluster.Coordinator(typ, key)
 	var b Broker
 	if ok {
-		b, ok = r.s.clusterState().broker(node)
+		b, ok = r.s.cluster().broker(node)
 	}
 	if !ok {
 		msg := "no live broker coordinates this key yet"

@@ -20,7 +20,7 @@ func handleDescribeCluster(r *request) (kmsg.Response, error) {
 		resp.ErrorCode = r.code(kerr.UnsupportedEndpointType.Code)
 		return resp, nil
 	}
-	c := r.s.clusterState()
+	c := r.s.cluster()
 	resp.ClusterID, resp.ControllerID = r.s.cfg.ClusterID, c.controller
 	for _, cb := range c.brokers {
 		b := kmsg.NewDescribeClusterResponseBroker()

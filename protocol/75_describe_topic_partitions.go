@@ -42,7 +42,7 @@ func handleDescribeTopicPartitions(r *request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
-	c := r.s.clusterState()
+	c := r.s.cluster()
 	remaining := max(min(req.ResponsePartitionLimit, maxDescribedPartitions), 1)
 	for _, name := range names {
 		if remaining == 0 {

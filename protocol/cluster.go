@@ -46,8 +46,8 @@ type clusterState struct {
 	controller int32       // -1: none, or not alive
 }
 
-// clusterState reads the view, or describes this one node.
-func (s *Server) clusterState() clusterState {
+// cluster reads the view, or describes this one node.
+func (s *Server) cluster() clusterState {
 	c := clusterState{self: s.cfg.NodeID, view: s.cfg.Cluster, controller: s.cfg.NodeID}
 	if c.view == nil {
 		c.brokers = []Broker{{NodeID: s.cfg.NodeID, Host: s.cfg.AdvertiseHost, Port: s.cfg.AdvertisePort}}

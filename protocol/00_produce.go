@@ -10,12 +10,16 @@ package protocol
 // for durability: nothing is acknowledged that a crash can take back.
 // Idempotent batches are deduplicated against the producer's last five
 // batches per partition (a retried duplicate is answered with the original
-// offset). v13 names topics by id.
+// offset). v13 names topics by id. In a cluster a partition this broker
+// does not own is NOT_LEADER_OR_FOLLOWER, and from v10 the answer names the
+// current leader and its endpoint (KIP-951) so that the client moves
+// without a metadata round trip.
 
 import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -61,9 +65,53 @@ func handleProduce(r *request) (kmsg.Response, error) {
 		r.noResponse, r.closeAfter = true, len(r.errs) > 0
 	}
 	if len(waits) > 0 {
-		r.wait = func() { r.awaitDurable(req, waits) }
+		r.wait = func() {
+			r.awaitDurable(req, waits)
+			r.produceLeaderHints(req, resp)
+		}
+	} else {
+		r.produceLeaderHints(req, resp)
 	}
 	return resp, nil
+}
+
+// produceLeaderHints names, from v10 in a cluster, the current leader of
+// every partition answered NOT_LEADER_OR_FOLLOWER, and the endpoints of
+// those leaders.
+func (r *request) produceLeaderHints(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
+	if r.s.cfg.Cluster == nil || req.Version < 10 {
+		return
+	}
+	var c clusterState
+	read := false
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			sp := &resp.Topics[i].Partitions[j]
+			if !hinted(sp.ErrorCode) {
+				continue
+			}
+			t := r.produceTopic(req, req.Topics[i])
+			if t == nil {
+				continue
+			}
+			if !read {
+				c, read = r.s.cluster(), true
+			}
+			cur := c.currentLeaderOf(t, sp.Partition)
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = cur.node, cur.epoch
+			addProduceEndpoint(resp, cur)
+		}
+	}
+}
+
+// addProduceEndpoint adds a hinted leader's endpoint, once per broker.
+func addProduceEndpoint(resp *kmsg.ProduceResponse, cur currentLeader) {
+	if cur.endpoint == nil || slices.ContainsFunc(resp.Brokers, func(b kmsg.ProduceResponseBroker) bool { return b.NodeID == cur.node }) {
+		return
+	}
+	b := kmsg.NewProduceResponseBroker()
+	b.NodeID, b.Host, b.Port, b.Rack = cur.node, cur.endpoint.Host, cur.endpoint.Port, rackPtr(cur.endpoint.Rack)
+	resp.Brokers = append(resp.Brokers, b)
 }
 
 // produceTopic resolves a produce topic, nil when unknown.
@@ -94,6 +142,9 @@ func (r *request) producePartition(ctx context.Context, req *kmsg.ProduceRequest
 		return fail(kerr.UnknownTopicID.Code, nil)
 	case t == nil || t.Partition(rp.Partition) == nil:
 		return fail(kerr.UnknownTopicOrPartition.Code, nil)
+	}
+	if code := r.s.notLeaderCode(t, rp.Partition, -1); code != 0 {
+		return fail(code, nil)
 	}
 	if code, err := batchFraming(rp.Records); err != nil {
 		return fail(code, err)

@@ -16,10 +16,16 @@ package protocol
 // read_committed sees the same data as read_uncommitted and the last stable
 // offset is the high watermark. v13+ names topics by id. Leader epochs
 // (CurrentLeaderEpoch, and from v12 LastFetchedEpoch with DivergingEpoch)
-// are checked as Kafka does; see fetchEpochs.
+// are checked as Kafka does; see fetchEpochs. In a cluster a partition this
+// broker does not own is NOT_LEADER_OR_FOLLOWER (or a leader-epoch error
+// against its owner's epoch, see notLeaderCode), answered at once; from v16
+// such a partition names the current leader, and the response its
+// endpoint (KIP-951), as Kafka fills them for NOT_LEADER_OR_FOLLOWER and
+// FENCED_LEADER_EPOCH.
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,9 +60,10 @@ func handleFetch(r *request) (kmsg.Response, error) {
 
 // fetchTarget is one requested partition, resolved.
 type fetchTarget struct {
-	part *partition.Partition // nil when unknown or answered without a read
-	req  kmsg.FetchRequestTopicPartition
-	resp *kmsg.FetchResponseTopicPartition
+	topic *partition.Topic     // nil when unknown
+	part  *partition.Partition // nil when unknown or answered without a read
+	req   kmsg.FetchRequestTopicPartition
+	resp  *kmsg.FetchResponseTopicPartition
 }
 
 // longPoll fills resp, waiting for min_bytes or max_wait_ms.
@@ -67,6 +74,7 @@ func (r *request) longPoll(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
 	defer cancel()
 	wake := make(chan struct{}, 1)
 	defer r.countFetchErrors(targets)
+	defer r.fetchLeaderHints(req, resp, targets)
 	for _, t := range targets {
 		if t.part != nil {
 			t.part.Notify(wake) // registered before reading: no lost wake-up
@@ -126,13 +134,18 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewFetchResponseTopicPartition()
 			sp.Partition, sp.RecordBatches = rp.Partition, noRecords
-			ft := fetchTarget{req: rp, resp: sp}
+			ft := fetchTarget{topic: t, req: rp, resp: sp}
 			switch {
 			case t == nil && req.Version >= 13:
 				sp.ErrorCode, sp.HighWatermark = r.code(kerr.UnknownTopicID.Code), -1
 			case t == nil || t.Partition(rp.Partition) == nil:
 				sp.ErrorCode, sp.HighWatermark = r.code(kerr.UnknownTopicOrPartition.Code), -1
 			default:
+				if code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch); code != 0 {
+					sp.ErrorCode = r.code(code)
+					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+					break
+				}
 				ft.part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
 			}
 			targets = append(targets, ft)
@@ -192,4 +205,31 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		total += res.Bytes
 	}
 	return total, failed
+}
+
+// fetchLeaderHints names, from v16 in a cluster, the current leader of every
+// partition answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, and the
+// endpoints of those leaders.
+func (r *request) fetchLeaderHints(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget) {
+	if r.s.cfg.Cluster == nil || req.Version < 16 {
+		return
+	}
+	var c clusterState
+	read := false
+	for _, t := range targets {
+		if t.topic == nil || !hinted(t.resp.ErrorCode) {
+			continue
+		}
+		if !read {
+			c, read = r.s.cluster(), true
+		}
+		cur := c.currentLeaderOf(t.topic, t.req.Partition)
+		t.resp.CurrentLeader.LeaderID, t.resp.CurrentLeader.LeaderEpoch = cur.node, cur.epoch
+		if cur.endpoint == nil || slices.ContainsFunc(resp.Brokers, func(b kmsg.FetchResponseBroker) bool { return b.NodeID == cur.node }) {
+			continue
+		}
+		b := kmsg.NewFetchResponseBroker()
+		b.NodeID, b.Host, b.Port, b.Rack = cur.node, cur.endpoint.Host, cur.endpoint.Port, rackPtr(cur.endpoint.Rack)
+		resp.Brokers = append(resp.Brokers, b)
+	}
 }

@@ -10,7 +10,9 @@ package protocol
 // store or on its way, so there is no separate tier to report. v4+ answers
 // with the leader epoch of the offset (see listedEpoch) and fences with
 // CurrentLeaderEpoch (-1: not given): FENCED_LEADER_EPOCH when older than
-// the partition's, UNKNOWN_LEADER_EPOCH when newer.
+// the partition's, UNKNOWN_LEADER_EPOCH when newer. In a cluster a
+// partition this broker does not own is NOT_LEADER_OR_FOLLOWER (see
+// notLeaderCode).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,6 +47,10 @@ func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopic
 	}
 	if p == nil {
 		sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+		return sp
+	}
+	if code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch); code != 0 {
+		sp.ErrorCode = r.code(code)
 		return sp
 	}
 	v := p.EpochView()

@@ -1,8 +1,13 @@
 package protocol
 
-// Metadata v0–v13. This broker is the whole cluster: it leads every
-// partition, at the partition's current leader epoch (v7+), with itself as
-// the only replica. Unknown
+// Metadata v0–v13. On one node this broker is the whole cluster: it leads
+// every partition, at the partition's current leader epoch (v7+), with
+// itself as the only replica. In a cluster (Config.Cluster) the brokers are
+// the live ones (with their racks, v1+), the controller is the elected one,
+// and each partition's leader is its owner at its owner epoch, the only
+// replica and in-sync replica; a partition that no live broker owns is
+// LEADER_NOT_AVAILABLE with leader -1 and no replicas, as Kafka answers
+// during a leader election. Unknown
 // topics are created when auto.create.topics.enable is true and the request
 // allows it (always for v0–v3, which have no flag; kafka-python relies on
 // that), with num.partitions partitions. v10+ carries topic ids; from v12 a
@@ -33,14 +38,15 @@ const authorizedOmitted = int32(-2147483648)
 func handleMetadata(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	resp.Brokers = []kmsg.MetadataResponseBroker{r.s.brokerEntry()}
+	c := r.s.cluster()
+	resp.Brokers = metadataBrokers(c)
 	resp.ClusterID = &r.s.cfg.ClusterID
-	resp.ControllerID = r.s.cfg.NodeID
+	resp.ControllerID = c.controller
 	resp.AuthorizedOperations = authorizedOmitted
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range r.s.log.Topics() {
-			resp.Topics = append(resp.Topics, r.s.topicMetadata(req, t))
+			resp.Topics = append(resp.Topics, r.topicMetadata(c, req, t))
 		}
 		return resp, nil
 	}
@@ -57,7 +63,7 @@ func handleMetadata(r *request) (kmsg.Response, error) {
 	}
 	autoCreate := req.Version < 4 || req.AllowAutoTopicCreation
 	for _, rt := range req.Topics {
-		resp.Topics = append(resp.Topics, r.metadataFor(req, rt, autoCreate))
+		resp.Topics = append(resp.Topics, r.metadataFor(c, req, rt, autoCreate))
 	}
 	return resp, nil
 }
@@ -72,19 +78,24 @@ func namesByID(req *kmsg.MetadataRequest) bool {
 	return false
 }
 
-func (s *Server) brokerEntry() kmsg.MetadataResponseBroker {
-	b := kmsg.NewMetadataResponseBroker()
-	b.NodeID, b.Host, b.Port = s.cfg.NodeID, s.cfg.AdvertiseHost, s.cfg.AdvertisePort
-	return b
+// metadataBrokers lists the live brokers.
+func metadataBrokers(c clusterState) []kmsg.MetadataResponseBroker {
+	out := make([]kmsg.MetadataResponseBroker, 0, len(c.brokers))
+	for _, cb := range c.brokers {
+		b := kmsg.NewMetadataResponseBroker()
+		b.NodeID, b.Host, b.Port, b.Rack = cb.NodeID, cb.Host, cb.Port, rackPtr(cb.Rack)
+		out = append(out, b)
+	}
+	return out
 }
 
 // metadataFor answers one requested topic, creating it when allowed. A
 // topic with an id is looked up by it whatever its name: the Java client
 // sends an empty name, not a null one, beside the id.
-func (r *request) metadataFor(req *kmsg.MetadataRequest, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+func (r *request) metadataFor(c clusterState, req *kmsg.MetadataRequest, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
 	if rt.Topic == nil || rt.TopicID != ([16]byte{}) {
 		if t, ok := r.s.log.TopicByID(metadata.TopicID(rt.TopicID)); ok {
-			return r.s.topicMetadata(req, t)
+			return r.topicMetadata(c, req, t)
 		}
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.TopicID, mt.ErrorCode = rt.TopicID, r.code(kerr.UnknownTopicID.Code)
@@ -92,7 +103,7 @@ func (r *request) metadataFor(req *kmsg.MetadataRequest, rt kmsg.MetadataRequest
 	}
 	name := *rt.Topic
 	if t, ok := r.s.log.Topic(name); ok {
-		return r.s.topicMetadata(req, t)
+		return r.topicMetadata(c, req, t)
 	}
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = rt.Topic
@@ -117,10 +128,10 @@ func (r *request) metadataFor(req *kmsg.MetadataRequest, rt kmsg.MetadataRequest
 		mt.ErrorCode = r.code(kerr.LeaderNotAvailable.Code)
 		return mt
 	}
-	return r.s.topicMetadata(req, t)
+	return r.topicMetadata(c, req, t)
 }
 
-func (s *Server) topicMetadata(req *kmsg.MetadataRequest, t *partition.Topic) kmsg.MetadataResponseTopic {
+func (r *request) topicMetadata(c clusterState, req *kmsg.MetadataRequest, t *partition.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID = &name, t.ID
@@ -130,8 +141,15 @@ func (s *Server) topicMetadata(req *kmsg.MetadataRequest, t *partition.Topic) km
 	}
 	for _, p := range t.Partitions() {
 		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition, mp.Leader, mp.LeaderEpoch = p.Index(), s.cfg.NodeID, p.LeaderEpoch()
-		mp.Replicas, mp.ISR = []int32{s.cfg.NodeID}, []int32{s.cfg.NodeID}
+		mp.Partition = p.Index()
+		node, epoch, ok := c.leader(t, p)
+		if !ok {
+			mp.ErrorCode, mp.Leader, mp.LeaderEpoch = r.code(kerr.LeaderNotAvailable.Code), -1, p.LeaderEpoch()
+			mp.Replicas, mp.ISR = []int32{}, []int32{}
+		} else {
+			mp.Leader, mp.LeaderEpoch = node, epoch
+			mp.Replicas, mp.ISR = []int32{node}, []int32{node}
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -1,7 +1,10 @@
 package protocol
 
-// FindCoordinator v0–v6. This broker coordinates every consumer group, so
-// a group key (type 0) is answered with this node. v4+ batches keys
+// FindCoordinator v0–v6. On one node this broker coordinates every
+// consumer group, so a group key (type 0) is answered with this node; in a
+// cluster (Config.Cluster) with the live broker owning the group's
+// coordinator shard, or COORDINATOR_NOT_AVAILABLE while none does (a
+// retriable code: the client asks again). v4+ batches keys
 // (KIP-699). Transactions are not supported: a transactional id (type 1)
 // gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the code InitProducerId
 // gives it, which clients treat as fatal instead of retrying forever.
@@ -50,6 +53,9 @@ func (r *request) coordinatorFor(typ int8, key string) kmsg.FindCoordinatorRespo
 	}
 	switch typ {
 	case coordinatorGroup:
+		if r.s.cfg.Cluster != nil {
+			return r.clusterCoordinator(c, typ, key)
+		}
 		if r.s.groups == nil {
 			return fail(kerr.CoordinatorNotAvailable.Code, "the group coordinator is not running")
 		}
@@ -61,4 +67,21 @@ func (r *request) coordinatorFor(typ int8, key string) kmsg.FindCoordinatorRespo
 		return fail(kerr.InvalidRequest.Code, "share groups are not supported")
 	}
 	return fail(kerr.InvalidRequest.Code, fmt.Sprintf("unknown coordinator type %d", typ))
+}
+
+// clusterCoordinator answers a key with the live broker the cluster names
+// as its coordinator.
+func (r *request) clusterCoordinator(c kmsg.FindCoordinatorResponseCoordinator, typ int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	node, ok := r.s.cfg.Cluster.Coordinator(typ, key)
+	var b Broker
+	if ok {
+		b, ok = r.s.cluster().broker(node)
+	}
+	if !ok {
+		msg := "no live broker coordinates this key yet"
+		c.ErrorCode, c.ErrorMessage = r.code(kerr.CoordinatorNotAvailable.Code), &msg
+		return c
+	}
+	c.NodeID, c.Host, c.Port = b.NodeID, b.Host, b.Port
+	return c
 }

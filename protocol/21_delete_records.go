@@ -5,7 +5,8 @@ package protocol
 // watermark. Records below it are unreadable at once; whole segments below
 // it leave the object store at the next retention pass. An offset above the
 // high watermark is OFFSET_OUT_OF_RANGE; a lower offset than the current log
-// start changes nothing.
+// start changes nothing. In a cluster only the partition's owner moves it:
+// elsewhere the answer is NOT_LEADER_OR_FOLLOWER.
 
 import (
 	"context"
@@ -41,6 +42,8 @@ func handleDeleteRecords(r *request) (kmsg.Response, error) {
 			}
 			if p == nil {
 				sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+			} else if code := r.s.notLeaderCode(t, rp.Partition, -1); code != 0 {
+				sp.ErrorCode = r.code(code)
 			} else if low, err := r.s.log.DeleteRecords(ctx, p, rp.Offset); err != nil {
 				sp.ErrorCode = r.codeOf(err)
 			} else {

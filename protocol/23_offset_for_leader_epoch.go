@@ -13,7 +13,9 @@ package protocol
 // current one, or -1, gets epoch -1 and offset -1. CurrentLeaderEpoch
 // (-1: not given) fences a stale client with FENCED_LEADER_EPOCH and a
 // client ahead of this broker with UNKNOWN_LEADER_EPOCH. ReplicaId is
-// ignored, as in Kafka: this broker leads every partition it serves.
+// ignored, as in Kafka: a broker answers only for the partitions it leads
+// (all of them on one node; in a cluster the others are
+// NOT_LEADER_OR_FOLLOWER, see notLeaderCode).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -48,6 +50,10 @@ func (r *request) epochEndOffset(t *partition.Topic, rp kmsg.OffsetForLeaderEpoc
 	}
 	if p == nil {
 		sp.ErrorCode = r.code(kerr.UnknownTopicOrPartition.Code)
+		return sp
+	}
+	if code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch); code != 0 {
+		sp.ErrorCode = r.code(code)
 		return sp
 	}
 	v := p.EpochView()

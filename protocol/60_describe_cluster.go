@@ -1,7 +1,7 @@
 package protocol
 
-// DescribeCluster v0–v2: this broker is the cluster and its controller.
-// v1+ asks for an endpoint type: brokers (1) are answered, controllers (2)
+// DescribeCluster v0–v2: the live brokers (with their racks) and the
+// controller; on one node this broker is both. v1+ asks for an endpoint type: brokers (1) are answered, controllers (2)
 // get UNSUPPORTED_ENDPOINT_TYPE since there is no separate controller
 // quorum to reach.
 
@@ -20,10 +20,13 @@ func handleDescribeCluster(r *request) (kmsg.Response, error) {
 		resp.ErrorCode = r.code(kerr.UnsupportedEndpointType.Code)
 		return resp, nil
 	}
-	resp.ClusterID, resp.ControllerID = r.s.cfg.ClusterID, r.s.cfg.NodeID
-	b := kmsg.NewDescribeClusterResponseBroker()
-	b.NodeID, b.Host, b.Port = r.s.cfg.NodeID, r.s.cfg.AdvertiseHost, r.s.cfg.AdvertisePort
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	c := r.s.cluster()
+	resp.ClusterID, resp.ControllerID = r.s.cfg.ClusterID, c.controller
+	for _, cb := range c.brokers {
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID, b.Host, b.Port, b.Rack = cb.NodeID, cb.Host, cb.Port, rackPtr(cb.Rack)
+		resp.Brokers = append(resp.Brokers, b)
+	}
 	resp.ClusterAuthorizedOperations = authorizedOmitted
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = clusterAuthorizedAll

@@ -7,14 +7,18 @@ package protocol
 // partitions (capped to 2000, Kafka's max.request.partition.size.limit)
 // are answered, and next_cursor says where to go on. A cursor whose topic
 // is not among those named, or whose partition is negative, makes every
-// named topic INVALID_REQUEST. There are no eligible leader replicas: this
-// broker is every partition's only replica.
+// named topic INVALID_REQUEST. There are no eligible leader replicas: a
+// partition's leader (this broker on one node, its owner in a cluster) is
+// its only replica; a partition no live broker owns is
+// LEADER_NOT_AVAILABLE with leader -1, as in Metadata.
 
 import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/storage/partition"
 )
 
 func init() { register(kmsg.DescribeTopicPartitions, 0, 0, handleDescribeTopicPartitions) }
@@ -38,6 +42,7 @@ func handleDescribeTopicPartitions(r *request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
+	c := r.s.cluster()
 	remaining := max(min(req.ResponsePartitionLimit, maxDescribedPartitions), 1)
 	for _, name := range names {
 		if remaining == 0 {
@@ -48,7 +53,7 @@ func handleDescribeTopicPartitions(r *request) (kmsg.Response, error) {
 		if name == cursor.Topic {
 			start = cursor.Partition
 		}
-		t, next := r.describeTopicPartitions(name, start, remaining)
+		t, next := r.describeTopicPartitions(c, name, start, remaining)
 		if t.ErrorCode != 0 && len(req.Topics) == 0 {
 			continue
 		}
@@ -84,7 +89,7 @@ func (r *request) describedNames(req *kmsg.DescribeTopicPartitionsRequest, from 
 
 // describeTopicPartitions answers up to limit of name's partitions from
 // start, and the partition to go on from (-1 when none is left).
-func (r *request) describeTopicPartitions(name string, start, limit int32) (kmsg.DescribeTopicPartitionsResponseTopic, int32) {
+func (r *request) describeTopicPartitions(c clusterState, name string, start, limit int32) (kmsg.DescribeTopicPartitionsResponseTopic, int32) {
 	t := kmsg.NewDescribeTopicPartitionsResponseTopic()
 	t.Topic = kmsg.StringPtr(name)
 	t.AuthorizedOperations = authorizedAll
@@ -97,14 +102,26 @@ func (r *request) describeTopicPartitions(name string, start, limit int32) (kmsg
 	parts := topic.Partitions()
 	end := min(int(start)+int(limit), len(parts))
 	for i := int(start); i < end; i++ {
-		p := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
-		p.Partition, p.LeaderID, p.LeaderEpoch = parts[i].Index(), r.s.cfg.NodeID, parts[i].LeaderEpoch()
-		p.Replicas, p.ISR = []int32{r.s.cfg.NodeID}, []int32{r.s.cfg.NodeID}
-		p.EligibleLeaderReplicas, p.LastKnownELR, p.OfflineReplicas = []int32{}, []int32{}, []int32{}
-		t.Partitions = append(t.Partitions, p)
+		t.Partitions = append(t.Partitions, r.describedPartition(c, topic, parts[i]))
 	}
 	if end < len(parts) {
 		return t, int32(end)
 	}
 	return t, -1
+}
+
+// describedPartition answers one partition: its leader is its only replica.
+func (r *request) describedPartition(c clusterState, t *partition.Topic, part *partition.Partition) kmsg.DescribeTopicPartitionsResponseTopicPartition {
+	p := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
+	p.Partition = part.Index()
+	p.EligibleLeaderReplicas, p.LastKnownELR, p.OfflineReplicas = []int32{}, []int32{}, []int32{}
+	node, epoch, ok := c.leader(t, part)
+	if !ok {
+		p.ErrorCode, p.LeaderID, p.LeaderEpoch = r.code(kerr.LeaderNotAvailable.Code), -1, part.LeaderEpoch()
+		p.Replicas, p.ISR = []int32{}, []int32{}
+		return p
+	}
+	p.LeaderID, p.LeaderEpoch = node, epoch
+	p.Replicas, p.ISR = []int32{node}, []int32{node}
+	return p
 }

@@ -45,7 +45,7 @@ func errorCode(err error) int16 {
 		return kerr.InvalidPartitions.Code
 	case errors.Is(err, config.ErrInvalid):
 		return kerr.InvalidConfig.Code
-	case errors.Is(err, partition.ErrClosed):
+	case errors.Is(err, partition.ErrClosed), errors.Is(err, partition.ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, partition.ErrStorage):
 		return kerr.KafkaStorageError.Code

@@ -52,6 +52,10 @@ type Config struct {
 	ProducerIDs interface {
 		Next(ctx context.Context) (int64, error)
 	}
+	// Cluster, when set, says which brokers are alive, which one is the
+	// controller and which one owns each partition and coordinator. Nil:
+	// this broker is the whole cluster.
+	Cluster ClusterView
 	// TableStatus, when set, returns a table topic's read-only status
 	// entries (name, value) that DescribeConfigs appends to its configs.
 	TableStatus func(topic string) [][2]string

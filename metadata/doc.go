@@ -30,6 +30,14 @@
 //	groups/<group-id, path-escaped>             GroupRecord: the last completed generation
 //	offsets/<group-id, path-escaped>/<topic>/<partition %010d>   CommittedOffset
 //
+// In a cluster (etcd), also:
+//
+//	own/parts/<topic-id-hex>/<partition %010d>  OwnerRecord, on the owner's session lease:
+//	                                            its version is the partition's fence (ownership.go)
+//	own/shards/<shard %03d>                     OwnerRecord of a group-coordinator shard
+//	brokers/<node-id %010d>, members/<node-id %010d>, placement/..., controller/...
+//	                                            the cluster package's keys (see its doc)
+//
 // Group ids may hold any byte, so they are path-escaped (url.PathEscape:
 // a '/' becomes %2F) and one group's keys are never a prefix of another's.
 // Offsets exist only under a group record (WriteGroups refuses otherwise)

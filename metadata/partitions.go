@@ -23,8 +23,9 @@ func (s *Store) PartitionState(ctx context.Context, id TopicID, p int32) (Partit
 }
 
 // SetLogStartOffset raises a partition's log start offset (DeleteRecords,
-// retention). It never lowers it.
-func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offset int64) error {
+// retention). It never lowers it. A fence that no longer holds fails it with
+// a *NotOwnerError, never retried.
+func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offset int64, fence ...Cond) error {
 	for range maxCASRetries {
 		st, ok, err := s.PartitionState(ctx, id, p)
 		if err != nil {
@@ -37,10 +38,14 @@ func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offs
 			return nil
 		}
 		st.LogStartOffset = offset
-		_, err = s.kv.Txn(ctx, []Cond{{Key: partKey(id, p), Version: st.Version}}, []Op{putJSON(partKey(id, p), st)})
+		conds := fenced([]Cond{{Key: partKey(id, p), Version: st.Version}}, fence)
+		_, err = s.kv.Txn(ctx, conds, []Op{putJSON(partKey(id, p), st)})
 		s.commits.drop(partKey(id, p))
 		if !IsConflict(err) {
 			return err
+		}
+		if nerr := s.checkFence(ctx, id, p, fence); nerr != nil {
+			return nerr
 		}
 	}
 	return fmt.Errorf("metadata: set log start offset %s/%d: %w", id, p, ErrTooManyRetries)

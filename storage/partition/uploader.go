@@ -220,7 +220,7 @@ func (u *uploader) flushAll(ctx context.Context) error {
 	var last error
 	for {
 		more, err := u.cycle(ctx)
-		if err == nil && !more && u.Pending() == 0 {
+		if err == nil && (!more && u.Pending() == 0 || u.l.opts.Ownership != nil && u.settled()) {
 			return nil
 		}
 		if err != nil {
@@ -231,6 +231,37 @@ func (u *uploader) flushAll(ctx context.Context) error {
 			return fmt.Errorf("partition: final upload: %w with %d bytes pending (last error: %v)", ctx.Err(), u.Pending(), last)
 		}
 	}
+}
+
+// settled reports, in a cluster, whether nothing this log may upload is
+// left: no object in flight and no owned partition with batches in none.
+// The batches of partitions it does not own (kept under wal durability)
+// stay in the WAL for their next ownership.
+func (u *uploader) settled() bool {
+	u.step.Lock()
+	defer u.step.Unlock()
+	if len(u.queue) > 0 {
+		return false
+	}
+	u.mu.Lock()
+	parts := make([]*Partition, 0, len(u.dirty))
+	for p := range u.dirty {
+		parts = append(parts, p)
+	}
+	u.mu.Unlock()
+	for _, p := range parts {
+		if p.ownsUnsent() {
+			return false
+		}
+	}
+	return true
+}
+
+// ownsUnsent reports whether p is owned and has batches in no object.
+func (p *Partition) ownsUnsent() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.owned && !p.deleted && p.firstUnsentLocked() < len(p.refs)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

@@ -1,0 +1,48 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sediment-io/sediment/metadata"
+)
+
+// SyncTopics re-reads the topics from metadata: it adds the topics and
+// partitions other brokers created (not owned until Acquire), drops the
+// ones deleted, and takes new topic configs. A topic deleted and created
+// again under the same name is a new topic (a new id): the old one is
+// dropped and the new one added. Idempotent; one range read when nothing
+// changed.
+func (l *Log) SyncTopics(ctx context.Context) error {
+	l.topicsMu.Lock()
+	defer l.topicsMu.Unlock()
+	topics, err := l.meta.Topics(ctx)
+	if err != nil {
+		return fmt.Errorf("partition: sync topics: %w", err)
+	}
+	live := make(map[metadata.TopicID]bool, len(topics))
+	for _, mt := range topics {
+		live[mt.ID] = true
+	}
+	for _, t := range l.Topics() {
+		if !live[t.ID] {
+			l.forgetTopic(t.Name, t.ID)
+			l.log.Info("topic deleted by another broker", "topic", t.Name, "id", t.ID.String())
+		}
+	}
+	for _, mt := range topics {
+		if _, ok := l.TopicByID(mt.ID); ok {
+			l.applyTopic(mt)
+			continue
+		}
+		t, err := l.loadTopic(ctx, mt)
+		if err != nil {
+			return fmt.Errorf("partition: sync topics: %w", err)
+		}
+		l.mu.Lock()
+		l.topics[t.Name], l.byID[t.ID] = t, t
+		l.mu.Unlock()
+		l.log.Info("topic created by another broker", "topic", mt.Name, "partitions", mt.Partitions, "id", mt.ID.String())
+	}
+	return nil
+}

@@ -10,8 +10,13 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// maxWritesPerTxn bounds one metadata transaction of the persister.
-const maxWritesPerTxn = 512
+// Bounds of one metadata transaction of the persister: changes, and
+// conditions and writes (each; etcd's default --max-txn-ops, which it
+// checks separately for both). A change larger than that goes alone.
+const (
+	maxWritesPerTxn = 512
+	maxTxnOps       = 128
+)
 
 // writeReq is one group change waiting for the persister.
 type writeReq struct {
@@ -103,12 +108,52 @@ func (p *persister) run() {
 				break
 			}
 			for len(batch) > 0 {
-				n := min(len(batch), maxWritesPerTxn)
+				n := txnSize(batch)
 				p.flush(batch[:n])
 				batch = batch[n:]
 			}
 		}
 	}
+}
+
+// txnSize returns how many changes at the head of batch fit in one
+// transaction.
+func txnSize(batch []*writeReq) int {
+	conds, ops := 0, 0
+	groups, fences := map[string]bool{}, map[metadata.Cond]bool{}
+	for i, r := range batch {
+		c, o := 0, 0
+		if !r.barrier {
+			c, o = changeSize(r, groups, fences)
+		}
+		if i > 0 && (i == maxWritesPerTxn || conds+c > maxTxnOps || ops+o > maxTxnOps) {
+			return i
+		}
+		if !r.barrier {
+			groups[r.w.Group], fences[r.own.fence] = true, true
+		}
+		conds, ops = conds+c, ops+o
+	}
+	return len(batch)
+}
+
+// changeSize is the conditions and writes a change adds to a transaction
+// already holding groups and fences.
+func changeSize(r *writeReq, groups map[string]bool, fences map[metadata.Cond]bool) (conds, ops int) {
+	ops = len(r.w.Offsets)
+	if r.w.Record != nil {
+		ops++
+	}
+	if r.w.Delete {
+		ops += 2
+	}
+	if !groups[r.w.Group] {
+		conds++
+	}
+	if !fences[r.own.fence] {
+		conds++
+	}
+	return conds, ops
 }
 
 // flush writes one batch. When a batch of several fails, each change is

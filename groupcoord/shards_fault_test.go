@@ -21,6 +21,8 @@ type gateKV struct {
 	entered   chan struct{} // a group write is waiting at the gate
 	uncertain bool          // the next group write applies, then reports ErrUncertain
 	writes    int           // group writes sent
+	maxConds  int           // the most conditions of one group write
+	maxOps    int           // the most writes of one group write
 }
 
 func newGateKV(t *testing.T) *gateKV {
@@ -70,6 +72,7 @@ func (k *gateKV) Txn(ctx context.Context, conds []metadata.Cond, ops []metadata.
 	gate, uncertain := k.gate, k.uncertain
 	k.uncertain = false
 	k.writes++
+	k.maxConds, k.maxOps = max(k.maxConds, len(conds)), max(k.maxOps, len(ops))
 	k.mu.Unlock()
 	if gate != nil {
 		k.entered <- struct{}{}
@@ -257,5 +260,39 @@ func TestUnknownOutcomeIsReadBack(t *testing.T) {
 	ce.on(a)
 	if got := fmtOffsets(ce.fetched("u")); got != "6,-1,-1,-1" {
 		t.Fatalf("offsets: %s", got)
+	}
+}
+
+// TestPersisterTxnBounds: changes pending together are written in few
+// transactions, none over etcd's default 128 conditions or writes, each
+// fenced by the shards it touches.
+func TestPersisterTxnBounds(t *testing.T) {
+	t.Parallel()
+	kv := newGateKV(t)
+	ce := newClusterEnv(t, kv)
+	a := ce.openNode(1)
+	for shard := range int32(Shards) {
+		ce.take(a, shard)
+	}
+	open := kv.close()
+	first := commitAsync(a.c, "first", joined{gen: -1}, 1)
+	kv.waitEntered(t)
+	const n = 300
+	var pending []<-chan CommitResult
+	for i := range n {
+		pending = append(pending, commitAsync(a.c, fmt.Sprintf("b-%d", i), joined{gen: -1}, 1, 2))
+	}
+	sent := kv.groupWrites()
+	open()
+	recv(t, first)
+	for i, ch := range pending {
+		if res := recv(t, ch); res.Err != nil || res.Partitions[0] != nil || res.Partitions[1] != nil {
+			t.Fatalf("commit %d: %+v", i, res)
+		}
+	}
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	if txns := kv.writes - sent; txns > n/10 || kv.maxConds > maxTxnOps || kv.maxOps > maxTxnOps {
+		t.Fatalf("%d commits in %d transactions, at most %d conditions and %d writes", n, txns, kv.maxConds, kv.maxOps)
 	}
 }

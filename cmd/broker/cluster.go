@@ -99,3 +99,11 @@ func etcdKV(kv metadata.KV) *etcdkv.KV {
 	e, _ := kv.(*etcdkv.KV)
 	return e
 }
+
+// startEtcdMaintenance compacts etcd's history and reports its size in the
+// background until the broker closes.
+func (b *broker) startEtcdMaintenance(cfg *serveConfig, logger *slog.Logger, reg prometheus.Registerer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.stopMaintain = cancel
+	go b.etcd.Maintain(ctx, etcdkv.MaintainOptions{Every: cfg.EtcdCompaction, Registry: reg, Logger: logger})
+}

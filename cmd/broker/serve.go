@@ -83,6 +83,7 @@ type broker struct {
 	// flushTimeout bounds the hand-over of a cluster member's partitions
 	// at shutdown (--flush-timeout).
 	flushTimeout time.Duration
+	stopMaintain context.CancelFunc // ends etcd maintenance, with etcd
 }
 
 func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*broker, error) {
@@ -117,8 +118,11 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 	if err != nil {
 		return fmt.Errorf("--metadata: %w", err)
 	}
-	b.meta = metadata.NewStore(kv)
 	b.etcd = etcdKV(kv)
+	b.meta = metadata.NewStore(metadata.Instrument(kv, reg))
+	if b.etcd != nil {
+		b.startEtcdMaintenance(cfg, logger, reg)
+	}
 	// One owner of the dynamic broker configs, shared by the log, the
 	// group coordinator and the protocol (through the log).
 	b.brokerCfg, err = config.NewDynamic(ctx, b.meta, metadata.IsConflict)
@@ -245,6 +249,9 @@ func (b *broker) close() error {
 	}
 	if b.store != nil { // after the log: its final upload needs the store
 		errs = append(errs, b.store.Close())
+	}
+	if b.stopMaintain != nil {
+		b.stopMaintain()
 	}
 	if b.meta != nil {
 		errs = append(errs, b.meta.Close())

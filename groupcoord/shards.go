@@ -208,3 +208,16 @@ func (c *Coordinator) dropOwner(o *shardOwner, why string) {
 	}
 	c.lg.Info("group coordinator shard "+why, "shard", o.shard, "groups", len(groups), "fence", o.fence.Version)
 }
+
+// ownedShards counts the shards served here.
+func (c *Coordinator) ownedShards() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, o := range c.shards {
+		if o != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -172,6 +172,9 @@ func TestShardMove(t *testing.T) {
 	if d := a.c.Describe("g"); d.Err != ErrNotCoordinator {
 		t.Fatalf("A describes after its fence failed: %+v", d)
 	}
+	if na, nb := a.c.ownedShards(), b.c.ownedShards(); na != 0 || nb != 1 {
+		t.Fatalf("shards served: A %d, B %d", na, nb)
+	}
 	stored, err := ce.meta.LoadShardGroups(context.Background(), shard)
 	if err != nil || len(stored) != 1 || stored[0].Offsets[metadata.GroupPartition{Topic: "t", Partition: 0}].Offset != 9 ||
 		stored[0].Offsets[metadata.GroupPartition{Topic: "t", Partition: 1}].Offset != 8 {

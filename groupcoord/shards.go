@@ -123,21 +123,22 @@ func (c *Coordinator) publish(o *shardOwner, stored []metadata.StoredGroup) erro
 		groups = append(groups, loadGroup(c, o, sg))
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.shards[o.shard] != nil {
-		o.dropped.Store(true)
+	if c.shards[o.shard] == nil {
+		c.shards[o.shard] = o
 		for _, g := range groups {
-			g.mu.Lock()
-			g.shutdownLocked()
-			g.mu.Unlock()
+			c.groups[g.id] = g
 		}
-		return fmt.Errorf("groupcoord: acquire shard %d: acquired twice at once", o.shard)
+		c.mu.Unlock()
+		return nil
 	}
-	c.shards[o.shard] = o
+	c.mu.Unlock()
+	o.dropped.Store(true)
 	for _, g := range groups {
-		c.groups[g.id] = g
+		g.mu.Lock()
+		g.shutdownLocked()
+		g.mu.Unlock()
 	}
-	return nil
+	return fmt.Errorf("groupcoord: acquire shard %d: acquired twice at once", o.shard)
 }
 
 // ReleaseShard hands a shard over: it refuses new requests and writes of

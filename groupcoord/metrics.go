@@ -16,7 +16,7 @@ type metrics struct {
 	c             *Coordinator
 }
 
-func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
+func newMetrics(c *Coordinator) *metrics {
 	m := &metrics{
 		c: c,
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts{
@@ -34,10 +34,14 @@ func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
 		shards: prometheus.NewDesc("sediment_group_coordinator_shards",
 			"Coordinator shards this broker serves (all of them on one node).", nil, nil),
 	}
+	return m
+}
+
+// register registers the collectors with reg (nil: not registered).
+func (m *metrics) register(reg prometheus.Registerer) {
 	if reg != nil {
 		reg.MustRegister(m.rebalances, m.removals, m.commits, m.commitReqs, m.persistTxns, m)
 	}
-	return m
 }
 
 // Describe implements prometheus.Collector for the gauges read on scrape.

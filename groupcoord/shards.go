@@ -74,8 +74,11 @@ func (c *Coordinator) writable(o *shardOwner) bool {
 }
 
 // AcquireShard starts coordinating a shard whose own key the cluster just
-// wrote: it loads the shard's groups and offsets (one range read each) and
-// serves them from then on, every write fenced by the shard's fence.
+// wrote (its Fencer must give the new fence already): it loads the shard's
+// groups and offsets (one range read each) and serves them from then on,
+// every write fenced by that fence. Acquiring a shard served already under
+// the same fence does nothing; under another fence, the old state is
+// dropped and loaded again.
 // Members resume with their member ids, generation and assignment. On one
 // node (no Fencer) every shard is owned from Open and this does nothing.
 func (c *Coordinator) AcquireShard(ctx context.Context, shard int32) error {

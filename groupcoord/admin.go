@@ -159,6 +159,10 @@ func (g *group) deleteLocked(reason string, done func(error)) {
 	finish := func(err error) {
 		if err != nil {
 			g.setStateLocked(StateEmpty) // still there; a later attempt may succeed
+			// The deletion may have applied (an unknown outcome): the next
+			// change stores the record again, conditional on the version
+			// the persister read back.
+			g.persisted = false
 		} else {
 			g.c.forget(g)
 		}

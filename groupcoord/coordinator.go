@@ -82,7 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{meta: cfg.Meta, fencer: cfg.Fence, cluster: cfg.Cluster, clock: cfg.Clock, lg: cfg.Logger,
 		groups: map[string]*group{}, janitorDone: make(chan struct{})}
-	c.m = newMetrics(c, cfg.Registry)
+	c.m = newMetrics(c)
 	c.persist = newPersister(c)
 	if cfg.Fence == nil {
 		if err := c.claimAll(ctx, cfg.NodeID); err != nil {
@@ -92,6 +92,7 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	} else {
 		c.lg.Info("group coordinator ready: it serves the coordinator shards the cluster gives it", "shards", Shards)
 	}
+	c.m.register(cfg.Registry) // last: an Open that failed registered nothing
 	janitorCtx, cancel := context.WithCancel(context.Background())
 	c.stopJanitor = cancel
 	go pprof.Do(janitorCtx, pprof.Labels("sediment", "groupcoord-janitor"), func(ctx context.Context) {

@@ -74,8 +74,11 @@ func (c *Coordinator) writable(o *shardOwner) bool {
 }
 
 // AcquireShard starts coordinating a shard whose own key the cluster just
-// wrote: it loads the shard's groups and offsets (one range read each) and
-// serves them from then on, every write fenced by the shard's fence.
+// wrote (its Fencer must give the new fence already): it loads the shard's
+// groups and offsets (one range read each) and serves them from then on,
+// every write fenced by that fence. Acquiring a shard served already under
+// the same fence does nothing; under another fence, the old state is
+// dropped and loaded again.
 // Members resume with their member ids, generation and assignment. On one
 // node (no Fencer) every shard is owned from Open and this does nothing.
 func (c *Coordinator) AcquireShard(ctx context.Context, shard int32) error {
@@ -123,21 +126,22 @@ func (c *Coordinator) publish(o *shardOwner, stored []metadata.StoredGroup) erro
 		groups = append(groups, loadGroup(c, o, sg))
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.shards[o.shard] != nil {
-		o.dropped.Store(true)
+	if c.shards[o.shard] == nil {
+		c.shards[o.shard] = o
 		for _, g := range groups {
-			g.mu.Lock()
-			g.shutdownLocked()
-			g.mu.Unlock()
+			c.groups[g.id] = g
 		}
-		return fmt.Errorf("groupcoord: acquire shard %d: acquired twice at once", o.shard)
+		c.mu.Unlock()
+		return nil
 	}
-	c.shards[o.shard] = o
+	c.mu.Unlock()
+	o.dropped.Store(true)
 	for _, g := range groups {
-		c.groups[g.id] = g
+		g.mu.Lock()
+		g.shutdownLocked()
+		g.mu.Unlock()
 	}
-	return nil
+	return fmt.Errorf("groupcoord: acquire shard %d: acquired twice at once", o.shard)
 }
 
 // ReleaseShard hands a shard over: it refuses new requests and writes of
@@ -207,4 +211,17 @@ func (c *Coordinator) dropOwner(o *shardOwner, why string) {
 		g.mu.Unlock()
 	}
 	c.lg.Info("group coordinator shard "+why, "shard", o.shard, "groups", len(groups), "fence", o.fence.Version)
+}
+
+// ownedShards counts the shards served here.
+func (c *Coordinator) ownedShards() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, o := range c.shards {
+		if o != nil {
+			n++
+		}
+	}
+	return n
 }

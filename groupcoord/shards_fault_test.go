@@ -296,3 +296,33 @@ func TestPersisterTxnBounds(t *testing.T) {
 		t.Fatalf("%d commits in %d transactions, at most %d conditions and %d writes", n, txns, kv.maxConds, kv.maxOps)
 	}
 }
+
+// TestUnknownOutcomeOfDeletion: a group deletion whose answer is lost
+// (it applied) fails; the group's next commit stores its record again
+// instead of failing for a missing record.
+func TestUnknownOutcomeOfDeletion(t *testing.T) {
+	t.Parallel()
+	kv := newGateKV(t)
+	ce := newClusterEnv(t, kv)
+	a := ce.openNode(1)
+	ce.take(a, ShardOf("u"))
+	standalone := func(o int64) CommitResult {
+		return recv(t, a.c.Commit(CommitRequest{Group: "u", Generation: -1, Offsets: []CommitOffset{{Topic: "t", Offset: o}}}))
+	}
+	if res := standalone(5); res.Partitions[0] != nil {
+		t.Fatalf("commit: %+v", res)
+	}
+	kv.mu.Lock()
+	kv.uncertain = true
+	kv.mu.Unlock()
+	if errs := recv(t, a.c.DeleteGroups([]string{"u"})); !errors.Is(errs[0], ErrCoordinatorNotAvailable) {
+		t.Fatalf("deletion with a lost answer: %v", errs)
+	}
+	if res := standalone(6); res.Partitions[0] != nil {
+		t.Fatalf("commit after the deletion's lost answer: %+v", res)
+	}
+	ce.on(a)
+	if got := fmtOffsets(ce.fetched("u")); got != "6,-1,-1,-1" {
+		t.Fatalf("offsets: %s", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -172,6 +173,9 @@ func TestShardMove(t *testing.T) {
 	if d := a.c.Describe("g"); d.Err != ErrNotCoordinator {
 		t.Fatalf("A describes after its fence failed: %+v", d)
 	}
+	if na, nb := a.c.ownedShards(), b.c.ownedShards(); na != 0 || nb != 1 {
+		t.Fatalf("shards served: A %d, B %d", na, nb)
+	}
 	stored, err := ce.meta.LoadShardGroups(context.Background(), shard)
 	if err != nil || len(stored) != 1 || stored[0].Offsets[metadata.GroupPartition{Topic: "t", Partition: 0}].Offset != 9 ||
 		stored[0].Offsets[metadata.GroupPartition{Topic: "t", Partition: 1}].Offset != 8 {
@@ -232,5 +236,32 @@ func TestOpenMigratesUnshardedGroups(t *testing.T) {
 	wantErr(t, "heartbeat after the migration", ce.heartbeat("g/1", joined{"m-1", 4}), nil)
 	if got := fmtOffsets(ce.fetched("g/1")); got != "-1,-1,42,-1" {
 		t.Fatalf("offsets after the migration: %s", got)
+	}
+}
+
+// TestAcquireShardAgain: acquiring a shard served already under the same
+// fence keeps its state; under a new fence (the key was written again) it
+// is loaded again from metadata; without a fence from the cluster it
+// fails.
+func TestAcquireShardAgain(t *testing.T) {
+	t.Parallel()
+	ce := newClusterEnv(t, nil)
+	a := ce.openNode(1)
+	shard := ShardOf("g")
+	if err := a.c.AcquireShard(context.Background(), shard); !errors.Is(err, ErrNotCoordinator) {
+		t.Fatalf("acquire with no fence: %v", err)
+	}
+	ce.take(a, shard)
+	waiting := a.c.Join(join("g", "")) // waits in the initial rebalance: in memory only
+	if err := a.c.AcquireShard(context.Background(), shard); err != nil {
+		t.Fatal(err)
+	}
+	notYet(t, waiting, "join across an acquire under the same fence")
+	ce.take(a, shard)
+	if res := recv(t, waiting); res.Err != ErrNotCoordinator {
+		t.Fatalf("join across an acquire under a new fence: %+v", res)
+	}
+	if d := a.c.Describe("g"); d.Err != ErrGroupNotFound {
+		t.Fatalf("the group that was never stored, after the reload: %+v", d)
 	}
 }

@@ -61,10 +61,13 @@ func (s *Store) migrateRange(ctx context.Context, prefix string) (int, error) {
 		}
 		if len(ops) > 0 {
 			if _, err := s.kv.Txn(ctx, conds, ops); err != nil {
-				if !IsConflict(err) || conflicts >= maxCASRetries {
+				// A conflict (another broker moved some) or an unknown
+				// outcome: read the page again. The conditions make that
+				// safe: a move that applied is not in the page any more.
+				if !(IsConflict(err) || IsUncertain(err)) || conflicts >= maxCASRetries {
 					return moved, err
 				}
-				conflicts++ // another broker moved some: read the page again
+				conflicts++
 				continue
 			}
 		}

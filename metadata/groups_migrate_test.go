@@ -152,3 +152,24 @@ func (c *migrationKV) Txn(ctx context.Context, conds []metadata.Cond, ops []meta
 	c.maxConds, c.maxOps = max(c.maxConds, len(conds)), max(c.maxOps, len(ops))
 	return c.KV.Txn(ctx, conds, ops)
 }
+
+// TestMigrateGroupKeysConcurrent: brokers starting together on an old
+// store migrate it at once; every group ends up in its shard exactly once.
+func TestMigrateGroupKeysConcurrent(t *testing.T) {
+	kv, _ := newBoltKV(t)
+	const n = 120
+	writeUnsharded(t, kv, n)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := metadata.NewStore(kv).MigrateGroupKeys(context.Background())
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkMigrated(t, kv, metadata.NewStore(kv), n)
+}

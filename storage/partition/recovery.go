@@ -75,6 +75,14 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 	if base < p.next {
 		return false, nil // committed before the crash
 	}
+	if base > p.next && l.opts.Ownership != nil {
+		// Another owner wrote the partition after this broker's last
+		// ownership (a forced takeover, which counted the loss): the
+		// batch no longer continues the committed log.
+		l.log.Error("WAL batch no longer continues the partition's log, which another owner wrote; skipped",
+			"topic", p.topic.Name, "partition", p.index, "offset", base, "log_end", p.next)
+		return false, nil
+	}
 	if base > p.next {
 		return false, fmt.Errorf("partition: %s/%d: WAL batch at offset %d but the log ends at %d: data is missing",
 			p.topic.Name, p.index, base, p.next)

@@ -121,9 +121,13 @@ func (l *Log) Acquire(ctx context.Context, id metadata.TopicID, idx int32) error
 	u := l.up
 	u.step.Lock() // no commit of p while its state is replaced
 	defer u.step.Unlock()
+	u.applyDrops()
 	fresh, epochs, err := l.loadCommitted(ctx, p)
 	if err != nil {
 		return err
+	}
+	for _, f := range u.queue { // cut under an earlier fence: taken again under this one
+		u.inflight -= f.remove(p)
 	}
 	if gap := p.adopt(fresh, epochs, fence); gap != nil {
 		u.resetPartition(p, gap)
@@ -260,12 +264,51 @@ func (l *Log) Drop(id metadata.TopicID, idx int32) {
 	if err != nil {
 		return
 	}
+	u := l.up
 	p.mu.Lock()
 	p.owned, p.releasing, p.fence = false, false, nil
+	if l.opts.Durability == DurabilityObject {
+		p.abandonWaitersLocked()
+	}
 	p.mu.Unlock()
-	l.up.step.Lock()
-	defer l.up.step.Unlock()
-	l.up.dropPartition(p, ErrNotLeader)
+	if !u.step.TryLock() {
+		// The uploader is inside a step (a commit to an unreachable
+		// metadata store may take long): it drops p at its next one.
+		u.mu.Lock()
+		u.drops = append(u.drops, p)
+		u.mu.Unlock()
+		return
+	}
+	defer u.step.Unlock()
+	u.dropPartition(p, ErrNotLeader)
+}
+
+// abandonWaitersLocked fails, with ErrNotLeader, the producers waiting for
+// p's batches not yet committed (object durability: none is acknowledged),
+// before the uploader takes the batches out: a drop answers at once even
+// while a commit holds the uploader.
+func (p *Partition) abandonWaitersLocked() {
+	p.resets++
+	p.truncatedAt = p.committed
+	p.truncateErr = fmt.Errorf("%w: %s/%d: ownership lost before the batch committed", ErrNotLeader, p.topic.Name, p.index)
+	p.wakeLocked()
+}
+
+// applyDrops drops the partitions Drop left to the uploader, unless owned
+// again since. Called with step held, at the start of every step.
+func (u *uploader) applyDrops() {
+	u.mu.Lock()
+	drops := u.drops
+	u.drops = nil
+	u.mu.Unlock()
+	for _, p := range drops {
+		p.mu.Lock()
+		owned := p.owned
+		p.mu.Unlock()
+		if !owned {
+			u.dropPartition(p, ErrNotLeader)
+		}
+	}
 }
 
 // dropPartition takes p, no longer owned, out of every object not yet

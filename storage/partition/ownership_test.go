@@ -599,3 +599,56 @@ func TestReopenAfterTakeover(t *testing.T) {
 	uploadAll(t, a)
 	checkOwnedValues(t, a, p, []string{"b0"})
 }
+
+// Acquire of a partition already owned (a new fence) takes its batches
+// out of the objects cut under the old fence; they commit once, under the
+// new one.
+func TestReacquireRetakesInFlightBatches(t *testing.T) {
+	c := newCluster(t)
+	e, own := c.broker(1, nil)
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	acquire(t, l, own, p)
+	produce(t, l, p, idem(0, "r0"))
+	l.up.step.Lock()
+	started, err := l.up.cut(context.Background())
+	f := l.up.queue[0]
+	l.up.step.Unlock()
+	if !started || err != nil {
+		t.Fatalf("cut: started=%v err=%v", started, err)
+	}
+	<-f.done
+	acquire(t, l, own, p) // the owner key is rewritten: the cut's fence is stale
+	uploadAll(t, l)
+	if n := committedNext(t, e.meta, p); n != 1 {
+		t.Fatalf("committed next offset %d, want 1", n)
+	}
+	produce(t, l, p, idem(1, "r1"))
+	uploadAll(t, l)
+	checkOwnedValues(t, l, p, []string{"r0", "r1"})
+}
+
+// Drop answers at once even while the uploader is inside a step (a commit
+// to an unreachable metadata store): the producers waiting under object
+// durability get ErrNotLeader now, and the uploader takes the batches out
+// at its next step.
+func TestDropWhileUploaderBusy(t *testing.T) {
+	c := newCluster(t)
+	e, own := c.broker(1, func(o *Options) { o.Durability = DurabilityObject })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	acquire(t, l, own, p)
+	waiting := waitAsync(l, appendOK(t, l, p, idem(0, "d0")))
+	l.up.step.Lock() // a step that does not end
+	own.lose(p.topic.ID, 0)
+	l.Drop(p.topic.ID, 0)
+	if err := <-waiting; !errors.Is(err, ErrNotLeader) {
+		l.up.step.Unlock()
+		t.Fatalf("waiting producer got %v, want ErrNotLeader", err)
+	}
+	l.up.step.Unlock()
+	uploadAll(t, l) // applies the drop: nothing pending, nothing committed
+	if n := committedNext(t, e.meta, p); n != 0 {
+		t.Fatalf("committed next offset %d, want 0", n)
+	}
+}

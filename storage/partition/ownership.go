@@ -215,9 +215,12 @@ func (l *Log) Release(ctx context.Context, id metadata.TopicID, idx int32) error
 	signal(l.up.kick)
 	for {
 		p.mu.Lock()
-		done := p.committed >= p.next || p.deleted || !p.owned
+		done, lost := p.committed >= p.next || p.deleted, !p.owned
 		ch := p.commitSignalLocked()
 		p.mu.Unlock()
+		if lost { // dropped meanwhile: nothing is handed over
+			return fmt.Errorf("partition: release %s/%d: %w: ownership lost during the hand-over", p.topic.Name, idx, ErrNotLeader)
+		}
 		if done {
 			break
 		}

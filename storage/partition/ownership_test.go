@@ -652,3 +652,36 @@ func TestDropWhileUploaderBusy(t *testing.T) {
 		t.Fatalf("committed next offset %d, want 0", n)
 	}
 }
+
+// A Release interrupted by a Drop (the lease expired during the hand-over)
+// reports it: nothing was handed over.
+func TestReleaseInterruptedByDrop(t *testing.T) {
+	c := newCluster(t)
+	e, own := c.broker(1, func(o *Options) { o.Durability = DurabilityObject })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	acquire(t, l, own, p)
+	appendOK(t, l, p, idem(0, "r0"))
+	l.up.step.Lock() // no upload: the release waits
+	released := make(chan error, 1)
+	go func() { released <- l.Release(context.Background(), p.topic.ID, 0) }()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		p.mu.Lock()
+		releasing := p.releasing
+		p.mu.Unlock()
+		if releasing {
+			break
+		}
+		if time.Now().After(deadline) {
+			l.up.step.Unlock()
+			t.Fatal("release did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	own.lose(p.topic.ID, 0)
+	l.Drop(p.topic.ID, 0)
+	l.up.step.Unlock()
+	if err := <-released; !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("release interrupted by a drop: %v, want ErrNotLeader", err)
+	}
+}

@@ -266,7 +266,7 @@ func TestZombieCommitsNothing(t *testing.T) {
 // dedupe state.
 func TestReleaseHandsOver(t *testing.T) {
 	for _, d := range []Durability{DurabilityWAL, DurabilityObject} {
-		t.Run(fmt.Sprint(d), func(t *testing.T) {
+		t.Run(durabilityName(d), func(t *testing.T) {
 			c := newCluster(t)
 			eA, ownA := c.broker(1, func(o *Options) { o.Durability = d })
 			eB, ownB := c.broker(2, func(o *Options) { o.Durability = d })
@@ -436,7 +436,7 @@ func TestKeptBatchesResetOnGap(t *testing.T) {
 // and reads are refused.
 func TestInvalidLeaseStopsAcks(t *testing.T) {
 	for _, d := range []Durability{DurabilityWAL, DurabilityObject} {
-		t.Run(fmt.Sprint(d), func(t *testing.T) {
+		t.Run(durabilityName(d), func(t *testing.T) {
 			c := newCluster(t)
 			e, own := c.broker(1, func(o *Options) { o.Durability = d })
 			l := e.open()

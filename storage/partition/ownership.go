@@ -333,8 +333,12 @@ func (u *uploader) dropPartition(p *Partition, cause error) {
 			"topic", p.topic.Name, "partition", p.index, "kept_batches", kept, "err", cause)
 		return
 	}
+	p.mu.Lock()
+	batches := len(p.refs) - p.firstNew
+	p.mu.Unlock()
 	dropped, from, to := p.truncate(false, fmt.Errorf("%w: %s/%d: ownership lost before the batch committed",
 		ErrNotLeader, p.topic.Name, p.index))
+	u.l.m.droppedBatches.Add(float64(batches))
 	u.forget(dropped)
 	u.mu.Lock()
 	delete(u.dirty, p)

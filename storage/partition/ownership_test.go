@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
@@ -335,6 +337,10 @@ func TestDropObjectDurability(t *testing.T) {
 	}
 	if a.up.Pending() != 0 {
 		t.Fatalf("%d bytes still pending after drop", a.up.Pending())
+	}
+	var m dto.Metric
+	if err := a.m.droppedBatches.Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Fatalf("dropped batches counted %v (err %v), want 1", m.GetCounter().GetValue(), err)
 	}
 	uploadAll(t, a)
 	if n := committedNext(t, eA.meta, p); n != 1 {

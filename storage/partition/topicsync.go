@@ -35,7 +35,7 @@ func (l *Log) SyncTopics(ctx context.Context) error {
 			l.applyTopic(mt)
 			continue
 		}
-		t, err := l.loadTopic(ctx, mt)
+		t, err := l.syncedTopic(ctx, mt)
 		if err != nil {
 			return fmt.Errorf("partition: sync topics: %w", err)
 		}
@@ -45,4 +45,20 @@ func (l *Log) SyncTopics(ctx context.Context) error {
 		l.log.Info("topic created by another broker", "topic", mt.Name, "partitions", mt.Partitions, "id", mt.ID.String())
 	}
 	return nil
+}
+
+// syncedTopic builds a topic found in metadata. In a cluster its partitions
+// start not owned and Acquire loads each one's state, so nothing is read
+// now; on one node the topic is loaded whole.
+func (l *Log) syncedTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) {
+	if l.opts.Ownership == nil {
+		return l.loadTopic(ctx, mt)
+	}
+	t := newTopic(mt, l.opts.BrokerConfig.Map())
+	parts := make([]*Partition, mt.Partitions)
+	for i := range parts {
+		parts[i] = l.newPartition(t, int32(i), metadata.PartitionState{})
+	}
+	t.parts.Store(&parts)
+	return t, nil
 }

@@ -187,7 +187,7 @@ func (p *Partition) adopt(fresh *Partition, epochs metadata.LeaderEpochs, fence 
 	}
 	p.logStart, p.hw, p.next, p.committed = fresh.logStart, fresh.hw, fresh.next, fresh.committed
 	p.upSent = fresh.committed
-	p.producers = fresh.producers
+	p.producers, p.producersUnread = fresh.producers, false
 	p.refs, p.firstNew = nil, 0
 	p.wakeLocked()
 	return nil

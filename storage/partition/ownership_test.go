@@ -691,3 +691,29 @@ func TestReleaseInterruptedByDrop(t *testing.T) {
 		t.Fatalf("release interrupted by a drop: %v, want ErrNotLeader", err)
 	}
 }
+
+// A reopened log rebuilds the producer state of a partition whose WAL
+// holds batches as the committed state with those batches applied: after
+// Acquire a retry of a committed batch and of a kept one both get their
+// original offsets, and the next sequence continues.
+func TestReopenedProducerStateWithKeptBatches(t *testing.T) {
+	c := newCluster(t)
+	e, own := c.broker(1, nil)
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	acquire(t, l, own, p)
+	produce(t, l, p, idem(0, "c0"))
+	uploadAll(t, l)
+	produce(t, l, p, idem(1, "k1"))
+	e.crash(l, false)
+
+	l = c.reopen(e)
+	tp, _ := l.Topic("t")
+	p = tp.Partition(0)
+	acquire(t, l, own, p)
+	checkResend(t, l, p, idem(0, "c0"), 0, true)
+	checkResend(t, l, p, idem(1, "k1"), 1, true)
+	checkResend(t, l, p, idem(2, "n2"), 2, false)
+	uploadAll(t, l)
+	checkOwnedValues(t, l, p, []string{"c0", "k1", "n2"})
+}

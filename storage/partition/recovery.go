@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // object store into its partition, so the partition's offsets, producer
 // state and upload queue are as they were before the crash. Batches of
 // deleted topics and batches already committed are skipped.
-func (l *Log) openWAL() error {
+func (l *Log) openWAL(ctx context.Context) error {
 	var replayed, skipped int
 	replay := func(pos wal.Pos, typ wal.RecordType, payload []byte) error {
 		if typ != walBatch {
@@ -30,6 +31,9 @@ func (l *Log) openWAL() error {
 		if p == nil {
 			skipped++
 			return nil
+		}
+		if err := l.loadReplayProducers(ctx, p); err != nil {
+			return err
 		}
 		added, err := l.replayBatch(p, pos, raw)
 		if added {

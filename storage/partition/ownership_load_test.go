@@ -20,8 +20,9 @@ import (
 // once, at the offset its acknowledgement gave, in a contiguous log.
 func TestOwnershipMovesUnderLoad(t *testing.T) {
 	for _, d := range []Durability{DurabilityWAL, DurabilityObject} {
-		t.Run(durabilityName(d), func(t *testing.T) { runOwnershipMoves(t, d, d == DurabilityObject) })
+		t.Run(durabilityName(d), func(t *testing.T) { runOwnershipMoves(t, newCluster(t), d, d == DurabilityObject) })
 	}
+	t.Run("object-etcd", func(t *testing.T) { runOwnershipMoves(t, newEtcdCluster(t), DurabilityObject, true) })
 }
 
 func durabilityName(d Durability) string {
@@ -37,8 +38,7 @@ type movingBroker struct {
 	p   *Partition
 }
 
-func runOwnershipMoves(t *testing.T, d Durability, forced bool) {
-	c := newCluster(t)
+func runOwnershipMoves(t *testing.T, c *cluster, d Durability, forced bool) {
 	edit := func(o *Options) { o.Durability, o.UploadInterval = d, 2*time.Millisecond }
 	eA, ownA := c.broker(1, edit)
 	eB, ownB := c.broker(2, edit)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/metadata/etcdkv"
+	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
 )
@@ -67,21 +70,47 @@ func (o *fakeOwnership) Fence(id metadata.TopicID, p int32) (metadata.Cond, bool
 func (o *fakeOwnership) Valid() bool  { return o.valid.Load() }
 func (o *fakeOwnership) Sweeps() bool { return o.sweeps.Load() }
 
-// cluster is brokers sharing one metadata KV and one bucket, each with its
-// own WAL and its own metadata Store (and commit cache) over the KV.
+// cluster is brokers sharing one metadata store and one bucket, each with
+// its own WAL and its own metadata Store (and commit cache) over it.
 type cluster struct {
 	t     *testing.T
-	kv    *memKV
 	store *mem.Store
+	// kv returns a new client of the shared metadata (memkv: the one KV).
+	kv func() metadata.KV
+	// shared is a client the test itself reads through.
+	shared metadata.KV
 }
 
 func newCluster(t *testing.T) *cluster {
-	return &cluster{t: t, kv: newMemKV(), store: mem.New()}
+	kv := newMemKV()
+	return &cluster{t: t, store: mem.New(), kv: func() metadata.KV { return kv }, shared: kv}
 }
 
-// broker returns a node's environment and its ownership.
+// newEtcdCluster is a cluster whose metadata is a real embedded etcd.
+func newEtcdCluster(t *testing.T) *cluster {
+	endpoint, _ := etcdtest.Start(t)
+	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/sediment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() metadata.KV {
+		kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kv
+	}
+	shared := open()
+	t.Cleanup(func() { shared.Close() })
+	return &cluster{t: t, store: mem.New(), kv: open, shared: shared}
+}
+
+// broker returns a node's environment and its ownership (which writes its
+// owner keys through a client of its own, as a session would).
 func (c *cluster) broker(node int, edit func(*Options)) (*logEnv, *fakeOwnership) {
-	own := newFakeOwnership(c.kv, node)
+	ownKV := c.kv()
+	c.t.Cleanup(func() { ownKV.Close() })
+	own := newFakeOwnership(ownKV, node)
 	e := newLogEnv(c.t, func(o *Options) {
 		o.Store, o.NodeID, o.Ownership = c.store, int32(node), own
 		if edit != nil {
@@ -89,13 +118,13 @@ func (c *cluster) broker(node int, edit func(*Options)) (*logEnv, *fakeOwnership
 		}
 	})
 	e.store = c.store
-	e.meta = metadata.NewStore(c.kv)
+	e.meta = metadata.NewStore(c.kv())
 	return e, own
 }
 
 // reopen opens the node's log again over the shared metadata, after crash.
 func (c *cluster) reopen(e *logEnv) *Log {
-	e.meta = metadata.NewStore(c.kv)
+	e.meta = metadata.NewStore(c.kv())
 	return e.open()
 }
 
@@ -207,7 +236,11 @@ func TestNotOwnedRefusesUntilAcquire(t *testing.T) {
 // ErrNotLeader, and the new owner continues from what was acknowledged,
 // with the producer's dedupe state.
 func TestZombieCommitsNothing(t *testing.T) {
-	c := newCluster(t)
+	t.Run("memkv", func(t *testing.T) { runZombie(t, newCluster(t)) })
+	t.Run("etcd", func(t *testing.T) { runZombie(t, newEtcdCluster(t)) })
+}
+
+func runZombie(t *testing.T, c *cluster) {
 	var steal atomic.Pointer[func()]
 	eA, ownA := c.broker(1, func(o *Options) {
 		o.Durability = DurabilityObject
@@ -545,7 +578,7 @@ func TestStaleOwnerMaintainsNothing(t *testing.T) {
 	if segs, _ := eA.meta.Segments(context.Background(), p.topic.ID, 0, 0, 0); len(segs) != foldMinDeltas+1 {
 		t.Fatalf("%d segments, want %d: a stale owner's retention deleted some", len(segs), foldMinDeltas+1)
 	}
-	if head, ok, _ := c.kv.Get(context.Background(), fmt.Sprintf("producers/%s/%010d/head", p.topic.ID, 0)); ok {
+	if head, ok, _ := c.shared.Get(context.Background(), fmt.Sprintf("producers/%s/%010d/head", p.topic.ID, 0)); ok {
 		t.Fatalf("a stale owner folded producer deltas: head %s", head.Value)
 	}
 }

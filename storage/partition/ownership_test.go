@@ -750,3 +750,37 @@ func TestReopenedProducerStateWithKeptBatches(t *testing.T) {
 	uploadAll(t, l)
 	checkOwnedValues(t, l, p, []string{"c0", "k1", "n2"})
 }
+
+// A Release whose batches cannot commit before its context ends fails;
+// the caller then drops the partition, whose waiting producers get
+// ErrNotLeader.
+func TestReleaseTimesOutThenDrop(t *testing.T) {
+	c := newCluster(t)
+	e, own := c.broker(1, func(o *Options) { o.Durability = DurabilityObject })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	acquire(t, l, own, p)
+	waiting := waitAsync(l, appendOK(t, l, p, idem(0, "r0")))
+	l.up.step.Lock() // the commit cannot happen
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := l.Release(ctx, p.topic.ID, 0)
+	if !errors.Is(err, context.Canceled) {
+		l.up.step.Unlock()
+		t.Fatalf("release with its context ended: %v, want context.Canceled", err)
+	}
+	if _, err := l.Append(context.Background(), p, idem(1, "r1").encode()); !errors.Is(err, ErrNotLeader) {
+		l.up.step.Unlock()
+		t.Fatalf("append during a failed release: %v, want ErrNotLeader", err)
+	}
+	own.lose(p.topic.ID, 0)
+	l.Drop(p.topic.ID, 0)
+	l.up.step.Unlock()
+	if err := <-waiting; !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("waiting producer got %v, want ErrNotLeader", err)
+	}
+	uploadAll(t, l)
+	if n := committedNext(t, e.meta, p); n != 0 {
+		t.Fatalf("committed next offset %d, want 0", n)
+	}
+}

@@ -48,12 +48,15 @@ func (l *Log) CheckLeader(p *Partition) error {
 	return l.leadsLocked(p)
 }
 
-// leadsLocked is CheckLeader with p.mu held; a partition being released
-// takes no appends but still serves reads, so Append checks releasing
-// itself.
+// leadsLocked is CheckLeader with p.mu held; a deleted partition is
+// unknown rather than not led. A partition being released takes no
+// appends but still serves reads, so Append checks releasing itself.
 func (l *Log) leadsLocked(p *Partition) error {
 	if l.opts.Ownership == nil {
 		return nil
+	}
+	if p.deleted {
+		return ErrUnknownPartition
 	}
 	if !p.owned || !l.opts.Ownership.Valid() {
 		return fmt.Errorf("%w: %s/%d", ErrNotLeader, p.topic.Name, p.index)

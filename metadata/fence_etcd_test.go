@@ -57,3 +57,26 @@ func TestEtcdCommitFencedBetweenPlanAndCommit(t *testing.T) {
 	}
 	checkNext(t, a, id, 0, 25)
 }
+
+// A fenced commit of an object of 32 partitions (the bound the broker sets
+// on etcd), each with a producer delta, fits etcd's default limits: the
+// fences add one condition per partition.
+func TestEtcdFencedCommitFitsLimits(t *testing.T) {
+	ctx := context.Background()
+	endpoint, _ := etcdtest.Start(t)
+	kv := openEtcd(t, endpoint, "limits")
+	s := metadata.NewStore(kv)
+	const parts = 32
+	id := metadata.NewTopicID()
+	if err := s.CreateTopic(ctx, metadata.Topic{Name: "t", ID: id, Partitions: parts}); err != nil {
+		t.Fatal(err)
+	}
+	commits := make([]metadata.SegmentCommit, parts)
+	for p := range int32(parts) {
+		commits[p] = fencedCommit(id, p, 0, 10, "obj", takeOwner(t, kv, ownKey(id, p)))
+	}
+	if _, err := s.CommitSegments(ctx, commits); err != nil {
+		t.Fatalf("fenced commit of %d partitions: %v", parts, err)
+	}
+	checkNext(t, s, id, parts-1, 10)
+}

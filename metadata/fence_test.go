@@ -199,3 +199,26 @@ func TestPartitionWritesAreFenced(t *testing.T) {
 		t.Fatalf("fold under a fence that holds: %d, %v", n, err)
 	}
 }
+
+// TopicPartitionStates reads every partition's state of a topic at once.
+func TestTopicPartitionStates(t *testing.T) {
+	ctx := context.Background()
+	s, _ := fencedStore(t)
+	id := metadata.NewTopicID()
+	if err := s.CreateTopic(ctx, metadata.Topic{Name: "t", ID: id, Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitSegments(ctx, commitOf(id, 1, 0, 7, "a")); err != nil {
+		t.Fatal(err)
+	}
+	states, err := s.TopicPartitionStates(ctx, id)
+	if err != nil || len(states) != 3 {
+		t.Fatalf("states %v err %v", states, err)
+	}
+	for p := range int32(3) {
+		want, _, _ := s.PartitionState(ctx, id, p)
+		if got := states[p]; got.NextOffset != want.NextOffset || got.Version != want.Version {
+			t.Fatalf("partition %d: %+v, want %+v", p, got, want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 func jsonDecode(it Item, v any) error {
@@ -20,6 +22,30 @@ func (s *Store) PartitionState(ctx context.Context, id TopicID, p int32) (Partit
 	v, ok, err := s.getJSON(ctx, partKey(id, p), &st)
 	st.Version = v
 	return st, ok, err
+}
+
+// TopicPartitionStates returns the states of a topic's partitions by
+// partition, in one range read (a broker of a cluster loads every topic at
+// start and only the partitions it acquires in full).
+func (s *Store) TopicPartitionStates(ctx context.Context, id TopicID) (map[int32]PartitionState, error) {
+	items, err := s.kv.Range(ctx, partPrefix(id), PrefixEnd(partPrefix(id)), 0, false)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: partition states of topic %s: %w", id, err)
+	}
+	out := make(map[int32]PartitionState, len(items))
+	for _, it := range items {
+		p, err := strconv.ParseInt(strings.TrimPrefix(it.Key, partPrefix(id)), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("metadata: partition state key %q: %w", it.Key, err)
+		}
+		var st PartitionState
+		if err := jsonDecode(it, &st); err != nil {
+			return nil, err
+		}
+		st.Version = it.Version
+		out[int32(p)] = st
+	}
+	return out, nil
 }
 
 // SetLogStartOffset raises a partition's log start offset (DeleteRecords,

@@ -47,6 +47,9 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	if err := l.checkFailed(); err != nil {
 		return AppendResult{}, err
 	}
+	if err := l.CheckLeader(p); err != nil { // at once, not after waiting for room
+		return AppendResult{}, err
+	}
 	if err := l.waitForRoom(ctx); err != nil {
 		return AppendResult{}, err
 	}

@@ -265,7 +265,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
 	start := time.Now()
-	if err := l.openWAL(); err != nil {
+	if err := l.openWAL(ctx); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -311,6 +311,9 @@ func (l *Log) loadTopics(ctx context.Context) error {
 }
 
 func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) {
+	if l.opts.Ownership != nil {
+		return l.loadClusterTopic(ctx, mt)
+	}
 	t := newTopic(mt, l.opts.BrokerConfig.Map())
 	epochs, err := l.meta.TopicLeaderEpochs(ctx, mt.ID)
 	if err != nil {

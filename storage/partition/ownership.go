@@ -48,12 +48,15 @@ func (l *Log) CheckLeader(p *Partition) error {
 	return l.leadsLocked(p)
 }
 
-// leadsLocked is CheckLeader with p.mu held; a partition being released
-// takes no appends but still serves reads, so Append checks releasing
-// itself.
+// leadsLocked is CheckLeader with p.mu held; a deleted partition is
+// unknown rather than not led. A partition being released takes no
+// appends but still serves reads, so Append checks releasing itself.
 func (l *Log) leadsLocked(p *Partition) error {
 	if l.opts.Ownership == nil {
 		return nil
+	}
+	if p.deleted {
+		return ErrUnknownPartition
 	}
 	if !p.owned || !l.opts.Ownership.Valid() {
 		return fmt.Errorf("%w: %s/%d", ErrNotLeader, p.topic.Name, p.index)
@@ -121,9 +124,13 @@ func (l *Log) Acquire(ctx context.Context, id metadata.TopicID, idx int32) error
 	u := l.up
 	u.step.Lock() // no commit of p while its state is replaced
 	defer u.step.Unlock()
+	u.applyDrops()
 	fresh, epochs, err := l.loadCommitted(ctx, p)
 	if err != nil {
 		return err
+	}
+	for _, f := range u.queue { // cut under an earlier fence: taken again under this one
+		u.inflight -= f.remove(p)
 	}
 	if gap := p.adopt(fresh, epochs, fence); gap != nil {
 		u.resetPartition(p, gap)
@@ -183,7 +190,7 @@ func (p *Partition) adopt(fresh *Partition, epochs metadata.LeaderEpochs, fence 
 	}
 	p.logStart, p.hw, p.next, p.committed = fresh.logStart, fresh.hw, fresh.next, fresh.committed
 	p.upSent = fresh.committed
-	p.producers = fresh.producers
+	p.producers, p.producersUnread = fresh.producers, false
 	p.refs, p.firstNew = nil, 0
 	p.wakeLocked()
 	return nil
@@ -211,9 +218,12 @@ func (l *Log) Release(ctx context.Context, id metadata.TopicID, idx int32) error
 	signal(l.up.kick)
 	for {
 		p.mu.Lock()
-		done := p.committed >= p.next || p.deleted || !p.owned
+		done, lost := p.committed >= p.next || p.deleted, !p.owned
 		ch := p.commitSignalLocked()
 		p.mu.Unlock()
+		if lost { // dropped meanwhile: nothing is handed over
+			return fmt.Errorf("partition: release %s/%d: %w: ownership lost during the hand-over", p.topic.Name, idx, ErrNotLeader)
+		}
 		if done {
 			break
 		}
@@ -260,12 +270,51 @@ func (l *Log) Drop(id metadata.TopicID, idx int32) {
 	if err != nil {
 		return
 	}
+	u := l.up
 	p.mu.Lock()
 	p.owned, p.releasing, p.fence = false, false, nil
+	if l.opts.Durability == DurabilityObject {
+		p.abandonWaitersLocked()
+	}
 	p.mu.Unlock()
-	l.up.step.Lock()
-	defer l.up.step.Unlock()
-	l.up.dropPartition(p, ErrNotLeader)
+	if !u.step.TryLock() {
+		// The uploader is inside a step (a commit to an unreachable
+		// metadata store may take long): it drops p at its next one.
+		u.mu.Lock()
+		u.drops = append(u.drops, p)
+		u.mu.Unlock()
+		return
+	}
+	defer u.step.Unlock()
+	u.dropPartition(p, ErrNotLeader)
+}
+
+// abandonWaitersLocked fails, with ErrNotLeader, the producers waiting for
+// p's batches not yet committed (object durability: none is acknowledged),
+// before the uploader takes the batches out: a drop answers at once even
+// while a commit holds the uploader.
+func (p *Partition) abandonWaitersLocked() {
+	p.resets++
+	p.truncatedAt = p.committed
+	p.truncateErr = fmt.Errorf("%w: %s/%d: ownership lost before the batch committed", ErrNotLeader, p.topic.Name, p.index)
+	p.wakeLocked()
+}
+
+// applyDrops drops the partitions Drop left to the uploader, unless owned
+// again since. Called with step held, at the start of every step.
+func (u *uploader) applyDrops() {
+	u.mu.Lock()
+	drops := u.drops
+	u.drops = nil
+	u.mu.Unlock()
+	for _, p := range drops {
+		p.mu.Lock()
+		owned := p.owned
+		p.mu.Unlock()
+		if !owned {
+			u.dropPartition(p, ErrNotLeader)
+		}
+	}
 }
 
 // dropPartition takes p, no longer owned, out of every object not yet
@@ -287,8 +336,12 @@ func (u *uploader) dropPartition(p *Partition, cause error) {
 			"topic", p.topic.Name, "partition", p.index, "kept_batches", kept, "err", cause)
 		return
 	}
+	p.mu.Lock()
+	batches := len(p.refs) - p.firstNew
+	p.mu.Unlock()
 	dropped, from, to := p.truncate(false, fmt.Errorf("%w: %s/%d: ownership lost before the batch committed",
 		ErrNotLeader, p.topic.Name, p.index))
+	u.l.m.droppedBatches.Add(float64(batches))
 	u.forget(dropped)
 	u.mu.Lock()
 	delete(u.dirty, p)

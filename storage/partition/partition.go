@@ -72,6 +72,10 @@ type Partition struct {
 	owned, releasing bool
 	fence            *metadata.Cond
 	committedCh      chan struct{}
+	// producersUnread marks, in a cluster, a partition loaded at Open
+	// whose producer state was not read: Acquire, or WAL recovery of a
+	// batch of it, reads it.
+	producersUnread bool
 
 	// foldedAt is the committed offset at the last check whether producer
 	// deltas are worth folding, owned by the maintainer goroutine alone.

@@ -90,24 +90,33 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 
 // DeleteTopic deletes the topic and its data.
 func (l *Log) DeleteTopic(ctx context.Context, name string) error {
-	l.topicsMu.Lock()
-	defer l.topicsMu.Unlock()
-	mt, ok, err := l.meta.Topic(ctx, name)
+	mt, err := l.deleteTopic(ctx, name)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownPartition, name)
-	}
-	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
-		return err
-	}
-	l.forgetTopic(name, mt.ID)
 	l.log.Info("topic deleted", "topic", name, "id", mt.ID.String())
 	if err := l.meta.ReleaseDeletedTopic(ctx, mt.ID, l.opts.GCGrace); err != nil && ctx.Err() == nil {
 		l.log.Warn("deleted topic's objects not released yet; maintenance retries", "topic", name, "err", err)
 	}
 	return nil
+}
+
+// deleteTopic deletes the topic from metadata and from the live log.
+func (l *Log) deleteTopic(ctx context.Context, name string) (metadata.Topic, error) {
+	l.topicsMu.Lock()
+	defer l.topicsMu.Unlock()
+	mt, ok, err := l.meta.Topic(ctx, name)
+	if err != nil {
+		return mt, err
+	}
+	if !ok {
+		return mt, fmt.Errorf("%w: %s", ErrUnknownPartition, name)
+	}
+	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
+		return mt, err
+	}
+	l.forgetTopic(name, mt.ID)
+	return mt, nil
 }
 
 // forgetTopic drops the live topic name with id, if the log has it: its

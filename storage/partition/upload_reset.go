@@ -148,7 +148,7 @@ func (u *uploader) reload(ctx context.Context, p *Partition) error {
 	if ok {
 		p.logStart, p.hw, p.next, p.committed = fresh.logStart, fresh.hw, fresh.next, fresh.committed
 		p.upSent = fresh.committed
-		p.producers = fresh.producers
+		p.producers, p.producersUnread = fresh.producers, false
 		p.refs, p.firstNew = nil, 0
 	}
 	p.offline = false

@@ -43,10 +43,11 @@ type uploader struct {
 	keysMu sync.Mutex          // guards keys
 	keys   map[string]struct{} // keys of the objects in queue
 
-	mu      lockrank.Mutex[lockrank.Uploader] // guards dirty, pending and room
+	mu      lockrank.Mutex[lockrank.Uploader] // guards dirty, pending, room and drops
 	dirty   map[*Partition]struct{}
 	pending int64         // bytes appended and not yet committed
 	room    chan struct{} // closed and replaced whenever pending shrinks
+	drops   []*Partition  // dropped while a step ran; the next step applies them
 }
 
 func newUploader(l *Log) *uploader {
@@ -163,6 +164,7 @@ func (u *uploader) run(ctx context.Context) {
 func (u *uploader) advance(ctx context.Context, due bool) (time.Time, bool) {
 	u.step.Lock()
 	defer u.step.Unlock()
+	u.applyDrops()
 	if err := u.commitLanded(ctx); err != nil && ctx.Err() == nil {
 		u.l.log.Error("upload commit failed; retrying the commit", "err", err)
 	}
@@ -188,6 +190,7 @@ func (u *uploader) advance(ctx context.Context, due bool) (time.Time, bool) {
 func (u *uploader) cycle(ctx context.Context) (more bool, err error) {
 	u.step.Lock()
 	defer u.step.Unlock()
+	u.applyDrops()
 	if len(u.queue) < u.l.opts.UploadConcurrency {
 		_, err = u.cut(ctx)
 	}

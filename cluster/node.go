@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ type Node struct {
 
 	ctlKick, ownKick chan struct{} // one slot each: the controller's and the ownership loop's wake-ups
 	topicsChanged    atomic.Bool
+	syncedTopics     map[metadata.TopicID]bool // the ownership loop's: topics wanted at its last SyncTopics
 
 	sess atomic.Pointer[session] // the current session
 
@@ -86,7 +88,7 @@ func start(ctx context.Context, cfg Config, hooks func(*Node)) (*Node, error) {
 	n.startWork(s)
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.runCancel = cancel
-	go n.run(runCtx)
+	go pprof.Do(runCtx, pprof.Labels("cluster", "sessions"), n.run)
 	cfg.Logger.Info("cluster: joined", "node_id", cfg.NodeID, "lease", int64(s.lease), "session_timeout", s.ttl)
 	return n, nil
 }
@@ -103,11 +105,7 @@ func (n *Node) startViews() {
 	n.topics = newView(c, p, topicsPrefix, decodeNothing, func() { n.topicsChanged.Store(true); ctl(); own() }, l)
 	n.controllers = newView(c, p, controllerPrefix+"/", decodeControllerValue, func() {}, l)
 	for _, v := range []*view{n.brokers, n.members, n.placements, n.owners, n.topics, n.controllers} {
-		n.views.Add(1)
-		go func() {
-			defer n.views.Done()
-			v.run(n.viewsCtx)
-		}()
+		goLabeled(&n.views, "view "+v.rel, func() { v.run(n.viewsCtx) })
 	}
 }
 
@@ -121,6 +119,15 @@ func (n *Node) waitViews(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// goLabeled runs fn in a goroutine labelled for pprof, counted in wg.
+func goLabeled(wg *sync.WaitGroup, name string, fn func()) {
+	wg.Add(1)
+	go pprof.Do(context.Background(), pprof.Labels("cluster", name), func(context.Context) {
+		defer wg.Done()
+		fn()
+	})
 }
 
 func kick(ch chan struct{}) {
@@ -147,15 +154,8 @@ func (n *Node) openSession(ctx context.Context) (*session, error) {
 
 // startWork starts the session's controller campaign and ownership loop.
 func (n *Node) startWork(s *session) {
-	s.workers.Add(2)
-	go func() {
-		defer s.workers.Done()
-		n.campaign(s)
-	}()
-	go func() {
-		defer s.workers.Done()
-		n.converge(s)
-	}()
+	goLabeled(&s.workers, "campaign", func() { n.campaign(s) })
+	goLabeled(&s.workers, "converge", func() { n.converge(s) })
 }
 
 // run replaces a lost session: drop everything owned, then a new lease,
@@ -172,20 +172,21 @@ func (n *Node) run(ctx context.Context) {
 		s.stopWork()
 		n.dropAll()
 		n.endSession(s)
-		n.revoke(s)
-		if !n.renew(ctx) {
+		if !n.renew(ctx, s) {
 			return
 		}
 	}
 }
 
-// renew opens a new session, retrying until it has one or ctx ends.
-func (n *Node) renew(ctx context.Context) bool {
+// renew revokes the lost session's lease and opens a new session,
+// retrying until it has one or ctx ends.
+func (n *Node) renew(ctx context.Context, old *session) bool {
+	for n.keepAlivePaused.Load() && ctx.Err() == nil {
+		sleep(ctx, 20*time.Millisecond) // a paused node talks to etcd no more
+	}
+	n.revoke(old)
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		for n.keepAlivePaused.Load() && ctx.Err() == nil {
-			sleep(ctx, 20*time.Millisecond)
-		}
 		if ctx.Err() != nil {
 			return false
 		}

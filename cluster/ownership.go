@@ -65,15 +65,8 @@ func (n *Node) converge(s *session) {
 // pass is one convergence pass: drop what was lost, release what is placed
 // elsewhere, acquire what is placed here.
 func (n *Node) pass(s *session, sem chan struct{}) {
-	synced := true
-	if n.topicsChanged.Swap(false) {
-		if err := n.cfg.Partitions.SyncTopics(s.work); err != nil {
-			n.topicsChanged.Store(true)
-			synced = false // act on the new placement only once the log knows its topics
-			n.cfg.Logger.Warn("cluster: reading the topics failed, retrying", "err", err)
-		}
-	}
 	want := n.wanted()
+	synced := n.syncTopics(s, want)
 	var lost, release, acquire []slot
 	n.mu.Lock()
 	for sl, h := range n.held {
@@ -103,6 +96,32 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 	for _, sl := range acquire {
 		n.spawn(s, sem, sl, n.acquire)
 	}
+}
+
+// syncTopics has the log read the topics again when they changed, or when
+// the placement puts a partition here of a topic the log may not know yet
+// (the placement and topics views are separate watches, so the placement
+// of a new topic may arrive first). It reports whether the log knows every
+// wanted topic: acquisitions wait until it does.
+func (n *Node) syncTopics(s *session, want map[slot]bool) bool {
+	topics := map[metadata.TopicID]bool{}
+	fresh := false
+	for sl := range want {
+		if !sl.shard {
+			topics[sl.topic] = true
+			fresh = fresh || !n.syncedTopics[sl.topic]
+		}
+	}
+	if !n.topicsChanged.Swap(false) && !fresh {
+		return true
+	}
+	if err := n.cfg.Partitions.SyncTopics(s.work); err != nil {
+		n.topicsChanged.Store(true)
+		n.cfg.Logger.Warn("cluster: reading the topics failed, retrying", "err", err)
+		return false
+	}
+	n.syncedTopics = topics
+	return true
 }
 
 func (n *Node) spawn(s *session, sem chan struct{}, sl slot, fn func(*session, slot)) {

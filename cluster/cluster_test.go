@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -163,8 +164,12 @@ func TestEtcdOutage(t *testing.T) {
 	m := etcdtest.StartMember(t)
 	c := newTestCluster(t, m.Endpoint(), "outage")
 	c.createTopic("a", 4)
-	n := c.mustStart(1, "object", nil)
+	reg := prometheus.NewRegistry()
+	n := c.mustStart(1, "object", func(n *Node) { n.cfg.Registry = reg })
 	waitFor(t, converge, "one node owns everything", func() bool { return c.converged(n) })
+	if v := gauge(t, reg, "sediment_cluster_session_valid"); v != 1 {
+		t.Fatalf("session_valid %v while valid", v)
+	}
 	lost := n.Lost()
 	m.Stop()
 	select {
@@ -172,7 +177,7 @@ func TestEtcdOutage(t *testing.T) {
 	case <-time.After(converge):
 		t.Fatal("the session outlived etcd")
 	}
-	if n.Valid() {
+	if n.Valid() || gauge(t, reg, "sediment_cluster_session_valid") != 0 {
 		t.Fatal("valid after the session was lost")
 	}
 	waitFor(t, converge, "everything dropped", func() bool { return n.owner.count() == 0 })
@@ -181,9 +186,31 @@ func TestEtcdOutage(t *testing.T) {
 	}
 	m.Restart(t)
 	waitFor(t, converge, "the node owns everything again", func() bool { return n.Valid() && c.converged(n) })
+	if gauge(t, reg, "sediment_cluster_session_valid") != 1 || gauge(t, reg, "sediment_cluster_sessions_lost_total") < 1 {
+		t.Fatal("metrics do not show the lost and renewed session")
+	}
 	if _, _, drops := n.owner.counts(); drops == 0 {
 		t.Fatal("nothing was dropped")
 	}
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 func ownedPartitions(n *testNode, topics []metadata.Topic) map[string]metadata.Cond {

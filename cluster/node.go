@@ -63,7 +63,7 @@ func start(ctx context.Context, cfg Config, hooks func(*Node)) (*Node, error) {
 	if hooks != nil {
 		hooks(n)
 	}
-	m, err := newMetrics(n, cfg.Registry)
+	m, err := newMetrics(n, n.cfg.Registry)
 	if err != nil {
 		return nil, err
 	}

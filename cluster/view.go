@@ -99,6 +99,9 @@ func (v *view) apply(resp clientv3.WatchResponse) {
 	defer v.mu.Unlock()
 	for _, ev := range resp.Events {
 		key := strings.TrimPrefix(string(ev.Kv.Key), v.base)
+		// A delete event's ModRevision is the deletion's. The header's
+		// revision is not used: it may run ahead of events still to come.
+		v.rev = max(v.rev, ev.Kv.ModRevision)
 		if ev.Type == mvccpb.DELETE {
 			delete(v.items, key)
 			continue
@@ -109,7 +112,6 @@ func (v *view) apply(resp clientv3.WatchResponse) {
 			delete(v.items, key)
 		}
 	}
-	v.rev = max(v.rev, resp.Header.Revision)
 }
 
 func (v *view) entry(kv *mvccpb.KeyValue) (entry, bool) {

@@ -309,3 +309,35 @@ func TestWalSticky(t *testing.T) {
 	}
 	waitFor(t, converge, "node 3's partitions move after the takeover", func() bool { return c.converged(n1, n2) })
 }
+
+// TestOwnerFailures: a partition whose Acquire fails has its own key
+// released (and is acquired again on a later pass); a partition whose
+// graceful Release fails is dropped before its key goes, so that the next
+// owner never overlaps it.
+func TestOwnerFailures(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	c := newTestCluster(t, endpoint, "failures")
+	topic := c.createTopic("a", 4)
+	rev, err := c.kv.Client().Get(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1 := c.mustStart(1, "object", func(n *Node) {
+		f := n.cfg.Partitions.(*fakeOwner)
+		for p := range topic.Partitions {
+			f.failAcquire[partName(topic.ID, p)] = 2
+			f.failRelease[partName(topic.ID, p)] = 1
+		}
+	})
+	waitFor(t, converge, "node 1 owns everything despite failed acquisitions", func() bool { return c.converged(n1) })
+	if h, _ := c.meta.LeaderEpochs(context.Background(), topic.ID, 0); h.Current().Epoch != 3 {
+		t.Fatalf("partition 0 at epoch %d after two failed acquisitions and one success, want 3", h.Current().Epoch)
+	}
+	checkOwnHistory(t, c, rev.Header.Revision)
+	n2 := c.mustStart(2, "object", nil)
+	waitFor(t, converge, "node 2 takes its share", func() bool { return c.converged(n1, n2) && n2.owner.count() > 0 })
+	if _, _, drops := n1.owner.counts(); drops == 0 {
+		t.Fatal("failed hand-overs were not dropped")
+	}
+	checkOwnHistory(t, c, rev.Header.Revision)
+}

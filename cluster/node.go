@@ -2,12 +2,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -184,12 +187,15 @@ func (n *Node) renew(ctx context.Context, old *session) bool {
 	for n.keepAlivePaused.Load() && ctx.Err() == nil {
 		sleep(ctx, 20*time.Millisecond) // a paused node talks to etcd no more
 	}
-	n.revoke(old)
+	revoked := false
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		if ctx.Err() != nil {
 			return false
 		}
+		// Until the old lease is gone, its registration would hold up
+		// the new one; etcd may have kept it alive over a restart.
+		revoked = revoked || n.revoke(old)
 		actx, cancel := context.WithTimeout(ctx, n.cfg.SessionTimeout+2*registerMargin)
 		s, err := n.openSession(actx)
 		cancel()
@@ -216,11 +222,13 @@ func (n *Node) endSession(s *session) {
 }
 
 // revoke ends the lease on etcd, best effort: its keys (registration, own
-// keys, campaign) go at once instead of at its expiry.
-func (n *Node) revoke(s *session) {
+// keys, campaign) go at once instead of at its expiry. It reports whether
+// the lease is gone.
+func (n *Node) revoke(s *session) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	n.cfg.Client.Revoke(ctx, s.lease) //nolint:errcheck // best effort: else it expires
+	_, err := n.cfg.Client.Revoke(ctx, s.lease)
+	return err == nil || errors.Is(err, rpctypes.ErrLeaseNotFound)
 }
 
 // Valid reports whether the broker may act as an owner: it has a session

@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +139,7 @@ func TestSameNodeID(t *testing.T) {
 	c := newTestCluster(t, endpoint, "sameid")
 	c.mustStart(1, "object", nil)
 	_, err := c.start(1, "object", nil)
-	if err == nil || !strings.Contains(err.Error(), "--node-id 1") || !strings.Contains(err.Error(), "127.0.0.1:9001") {
+	if !errors.Is(err, ErrNodeIDTaken) || !strings.Contains(err.Error(), "--node-id 1") || !strings.Contains(err.Error(), "127.0.0.1:9001") {
 		t.Fatalf("second node 1: err=%v, want a refusal naming --node-id 1 and 127.0.0.1:9001", err)
 	}
 	// A previous incarnation of node 2, killed: its registration lives
@@ -340,4 +342,37 @@ func TestOwnerFailures(t *testing.T) {
 		t.Fatal("failed hand-overs were not dropped")
 	}
 	checkOwnHistory(t, c, rev.Header.Revision)
+}
+
+// TestStartWaitsForEtcd: a node started while etcd is down keeps trying,
+// saying so, and joins once etcd is back.
+func TestStartWaitsForEtcd(t *testing.T) {
+	m := etcdtest.StartMember(t)
+	c := newTestCluster(t, m.Endpoint(), "late")
+	c.createTopic("a", 2)
+	kv := openKV(t, m.Endpoint(), "late")
+	m.Stop()
+	retrying := &logSignal{want: "cannot join yet", seen: make(chan struct{})}
+	type result struct {
+		n   *testNode
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := c.startOn(kv, 1, "object", func(n *Node) {
+			n.cfg.Logger = slog.New(slog.NewTextHandler(retrying, nil))
+		})
+		done <- result{n, err}
+	}()
+	select {
+	case <-retrying.seen:
+	case r := <-done:
+		t.Fatalf("start without etcd ended: %+v", r)
+	}
+	m.Restart(t)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	waitFor(t, converge, "the node owns everything", func() bool { return c.converged(r.n) })
 }

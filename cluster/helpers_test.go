@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,7 +65,11 @@ type testNode struct {
 
 // start starts node id with its own etcd client; the test closes it.
 func (c *testCluster) start(id int32, durability string, hooks func(*Node)) (*testNode, error) {
-	kv := openKV(c.t, c.endpoint, c.prefix)
+	return c.startOn(openKV(c.t, c.endpoint, c.prefix), id, durability, hooks)
+}
+
+// startOn is start on an etcd client the caller opened.
+func (c *testCluster) startOn(kv *etcdkv.KV, id int32, durability string, hooks func(*Node)) (*testNode, error) {
 	owner := newFakeOwner(id, c.reg)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLogLevel()}))
 	cfg := Config{Client: kv.Client(), Prefix: kv.Prefix(), Meta: metadata.NewStore(kv),
@@ -180,4 +186,19 @@ func testLogLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn
+}
+
+// logSignal is a log destination that closes seen when a line holds
+// want.
+type logSignal struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logSignal) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), l.want) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return len(b), nil
 }

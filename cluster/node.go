@@ -50,7 +50,9 @@ type Node struct {
 }
 
 // Start joins the cluster: it grants a session, registers the broker
-// (failing when another live broker has its --node-id), starts the views,
+// (failing with ErrNodeIDTaken when another live broker has its
+// --node-id; an etcd that does not answer is retried, with a log line,
+// until ctx ends), starts the views,
 // the controller campaign and the ownership loop, and returns. Ownership
 // converges in the background; Fence says what is owned.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
@@ -72,7 +74,7 @@ func start(ctx context.Context, cfg Config, hooks func(*Node)) (*Node, error) {
 	}
 	n.metrics = m
 	n.startViews()
-	s, err := n.openSession(ctx)
+	s, err := n.firstSession(ctx)
 	if err != nil {
 		n.stopViews()
 		n.views.Wait()
@@ -137,6 +139,26 @@ func kick(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
+	}
+}
+
+// firstSession opens the node's first session, retrying with a log line
+// while etcd does not answer, until ctx ends. A node id another live
+// broker holds ends it at once.
+func (n *Node) firstSession(ctx context.Context) (*session, error) {
+	backoff := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		s, err := n.openSession(ctx)
+		if err == nil || errors.Is(err, ErrNodeIDTaken) {
+			return s, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cluster: joining: %w", errors.Join(context.Cause(ctx), err))
+		}
+		n.cfg.Logger.Warn("cluster: cannot join yet, retrying", "node_id", n.cfg.NodeID, "attempt", attempt,
+			"retry_in", backoff, "err", err)
+		sleep(ctx, backoff)
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

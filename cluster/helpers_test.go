@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ type testCluster struct {
 }
 
 func newTestCluster(t *testing.T, endpoint, prefix string) *testCluster {
+	t.Cleanup(func() { checkNoLeaks(t) }) // first registered: runs after every node closed
 	c := &testCluster{t: t, endpoint: endpoint, prefix: prefix, reg: newRegistry()}
 	c.kv = openKV(t, endpoint, prefix)
 	c.meta = metadata.NewStore(c.kv)
@@ -201,4 +203,30 @@ func (l *logSignal) Write(b []byte) (int, error) {
 		l.once.Do(func() { close(l.seen) })
 	}
 	return len(b), nil
+}
+
+// checkNoLeaks fails when goroutines this package labelled (and those they
+// started, which inherit the label) outlive every node and client.
+func checkNoLeaks(t *testing.T) {
+	var left string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if left = labelledGoroutines(); left == "" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("goroutines left running:\n%s", left)
+}
+
+func labelledGoroutines() string {
+	var buf strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	var left []string
+	for _, stanza := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(stanza, `"cluster":`) {
+			left = append(left, stanza)
+		}
+	}
+	return strings.Join(left, "\n\n")
 }

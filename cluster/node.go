@@ -49,12 +49,12 @@ type Node struct {
 	marginFraction  float64     // of the TTL; 0: 1/5
 }
 
-// Start joins the cluster: it grants a session, registers the broker
-// (failing with ErrNodeIDTaken when another live broker has its
-// --node-id; an etcd that does not answer is retried, with a log line,
-// until ctx ends), starts the views,
-// the controller campaign and the ownership loop, and returns. Ownership
-// converges in the background; Fence says what is owned.
+// Start joins the cluster: it grants a session, registers the broker,
+// starts the views, the controller campaign and the ownership loop, and
+// returns. An etcd that does not answer is retried, with a log line, until
+// ctx ends; another live broker with this --node-id fails it with
+// ErrNodeIDTaken. Ownership converges in the background; Fence says what
+// is owned.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	return start(ctx, cfg, nil)
 }
@@ -75,15 +75,13 @@ func start(ctx context.Context, cfg Config, hooks func(*Node)) (*Node, error) {
 	n.metrics = m
 	n.startViews()
 	s, err := n.firstSession(ctx)
-	if err != nil {
-		n.stopViews()
-		n.views.Wait()
-		n.metrics.unregister()
-		return nil, err
+	if err == nil {
+		if err = n.waitViews(ctx); err != nil {
+			n.endSession(s)
+			n.revoke(s)
+		}
 	}
-	if err := n.waitViews(ctx); err != nil {
-		n.endSession(s)
-		n.revoke(s)
+	if err != nil {
 		n.stopViews()
 		n.views.Wait()
 		n.metrics.unregister()

@@ -45,9 +45,9 @@ type Config struct {
 	// Shards is the group coordinator. nil: this node owns no shard, and
 	// the shards the controller places on it stay without an owner, so
 	// every broker of a real cluster has one.
-	Shards ShardOwner
-	Logger     *slog.Logger
-	Registry   prometheus.Registerer // nil: no metrics
+	Shards   ShardOwner
+	Logger   *slog.Logger
+	Registry prometheus.Registerer // nil: no metrics
 }
 
 // Owner is the partition log as the cluster drives it (partition.Log).

@@ -376,3 +376,24 @@ func TestStartWaitsForEtcd(t *testing.T) {
 	}
 	waitFor(t, converge, "the node owns everything", func() bool { return c.converged(r.n) })
 }
+
+// TestStrayOwnKey: an own key on the node's lease that the node does not
+// serve (an acquisition read back as not applied that applied after all)
+// is deleted, instead of keeping the slot from every broker.
+func TestStrayOwnKey(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	c := newTestCluster(t, endpoint, "stray")
+	n := c.mustStart(1, "object", func(n *Node) { n.cfg.Shards = nil })
+	lease := int64(n.sess.Load().lease)
+	fence, err := c.meta.AcquireShard(context.Background(), 5, 1, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, converge, "the stray own key is deleted", func() bool {
+		it, ok, err := c.kv.Get(context.Background(), fence.Key)
+		return err == nil && (!ok || it.Version != fence.Version)
+	})
+	if _, ok := n.ShardFence(5); ok {
+		t.Fatal("a shard fence without a shard owner")
+	}
+}

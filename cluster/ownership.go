@@ -85,10 +85,15 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 			acquire = append(acquire, sl)
 		}
 	}
+	strays := n.strays(s)
 	n.mu.Unlock()
 	for _, sl := range lost {
 		n.cfg.Logger.Warn("cluster: ownership lost (own key gone or taken)", "key", sl.ownKey())
 		n.drop(sl)
+	}
+	for sl, fence := range strays {
+		n.cfg.Logger.Warn("cluster: deleting an own key of this session that nothing here serves", "key", sl.ownKey())
+		n.releaseKey(sl, fence)
 	}
 	for _, sl := range release {
 		n.spawn(s, sem, sl, n.release)
@@ -96,6 +101,32 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 	for _, sl := range acquire {
 		n.spawn(s, sem, sl, n.acquire)
 	}
+}
+
+// strays returns the own keys on this session's lease that this node
+// neither holds nor is acquiring: an acquisition whose unknown outcome was
+// read back as not applied, and that applied after all. Nothing serves
+// them, and they would keep every broker, this one included, from the
+// slot; they are deleted at their version. Called with n.mu held.
+func (n *Node) strays(s *session) map[slot]metadata.Cond {
+	out := map[slot]metadata.Cond{}
+	for key, e := range n.owners.snapshot() {
+		if e.lease != int64(s.lease) || len(out) >= maxStartsPerRun {
+			continue
+		}
+		var sl slot
+		if id, p, ok := metadata.ParseOwnerKey(key); ok {
+			sl = slot{topic: id, index: p}
+		} else if shard, ok := metadata.ParseShardOwnerKey(key); ok {
+			sl = slot{shard: true, index: shard}
+		} else {
+			continue
+		}
+		if n.held[sl] == nil && !n.inflight[sl] {
+			out[sl] = metadata.Cond{Key: key, Version: e.modRev}
+		}
+	}
+	return out
 }
 
 // syncTopics has the log read the topics again when they changed, or when

@@ -52,19 +52,23 @@ func (n *Node) converge(s *session) {
 	sem := make(chan struct{}, workerLimit)
 	t := time.NewTicker(convergePeriod)
 	defer t.Stop()
+	periodic := true
 	for s.work.Err() == nil {
-		n.pass(s, sem)
+		n.pass(s, sem, periodic)
 		select {
 		case <-s.work.Done():
 		case <-n.ownKick:
+			periodic = false
 		case <-t.C:
+			periodic = true
 		}
 	}
 }
 
 // pass is one convergence pass: drop what was lost, release what is placed
-// elsewhere, acquire what is placed here.
-func (n *Node) pass(s *session, sem chan struct{}) {
+// elsewhere, acquire what is placed here; the periodic passes also look
+// for stray own keys.
+func (n *Node) pass(s *session, sem chan struct{}, periodic bool) {
 	want := n.wanted()
 	synced := n.syncTopics(s, want)
 	var lost, release, acquire []slot
@@ -85,7 +89,10 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 			acquire = append(acquire, sl)
 		}
 	}
-	strays := n.strays(s)
+	var strays map[slot]metadata.Cond
+	if periodic {
+		strays = n.strays(s)
+	}
 	n.mu.Unlock()
 	for _, sl := range lost {
 		n.cfg.Logger.Warn("cluster: ownership lost (own key gone or taken)", "key", sl.ownKey())
@@ -110,9 +117,9 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 // slot; they are deleted at their version. Called with n.mu held.
 func (n *Node) strays(s *session) map[slot]metadata.Cond {
 	out := map[slot]metadata.Cond{}
-	for key, e := range n.owners.snapshot() {
+	n.owners.each(func(key string, e entry) {
 		if e.lease != int64(s.lease) || len(out) >= maxStartsPerRun {
-			continue
+			return
 		}
 		var sl slot
 		if id, p, ok := metadata.ParseOwnerKey(key); ok {
@@ -120,12 +127,12 @@ func (n *Node) strays(s *session) map[slot]metadata.Cond {
 		} else if shard, ok := metadata.ParseShardOwnerKey(key); ok {
 			sl = slot{shard: true, index: shard}
 		} else {
-			continue
+			return
 		}
 		if n.held[sl] == nil && !n.inflight[sl] {
 			out[sl] = metadata.Cond{Key: key, Version: e.modRev}
 		}
-	}
+	})
 	return out
 }
 

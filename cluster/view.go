@@ -143,6 +143,16 @@ func (v *view) snapshot() map[string]entry {
 	return out
 }
 
+// each calls fn for every entry, under the view's read lock: fn must not
+// call back into the view.
+func (v *view) each(fn func(key string, e entry)) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for k, e := range v.items {
+		fn(k, e)
+	}
+}
+
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

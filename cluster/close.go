@@ -89,7 +89,7 @@ func (n *Node) handOver(ctx context.Context, s *session, sl slot) bool {
 	}
 	err := n.finish(ctx, sl)
 	if err != nil {
-		n.cfg.Logger.Warn("cluster: graceful hand-over failed at close, dropping", "key", sl.ownKey(), "err", err)
+		n.cfg.Logger.Warn("cluster: graceful hand-over failed, dropping", "key", sl.ownKey(), "err", err)
 		n.drop(sl)
 	}
 	if n.forget(s, sl) {

@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -136,7 +139,7 @@ func TestSameNodeID(t *testing.T) {
 	c := newTestCluster(t, endpoint, "sameid")
 	c.mustStart(1, "object", nil)
 	_, err := c.start(1, "object", nil)
-	if err == nil || !strings.Contains(err.Error(), "--node-id 1") || !strings.Contains(err.Error(), "127.0.0.1:9001") {
+	if !errors.Is(err, ErrNodeIDTaken) || !strings.Contains(err.Error(), "--node-id 1") || !strings.Contains(err.Error(), "127.0.0.1:9001") {
 		t.Fatalf("second node 1: err=%v, want a refusal naming --node-id 1 and 127.0.0.1:9001", err)
 	}
 	// A previous incarnation of node 2, killed: its registration lives
@@ -163,8 +166,12 @@ func TestEtcdOutage(t *testing.T) {
 	m := etcdtest.StartMember(t)
 	c := newTestCluster(t, m.Endpoint(), "outage")
 	c.createTopic("a", 4)
-	n := c.mustStart(1, "object", nil)
+	reg := prometheus.NewRegistry()
+	n := c.mustStart(1, "object", func(n *Node) { n.cfg.Registry = reg })
 	waitFor(t, converge, "one node owns everything", func() bool { return c.converged(n) })
+	if v := gauge(t, reg, "sediment_cluster_session_valid"); v != 1 {
+		t.Fatalf("session_valid %v while valid", v)
+	}
 	lost := n.Lost()
 	m.Stop()
 	select {
@@ -172,7 +179,7 @@ func TestEtcdOutage(t *testing.T) {
 	case <-time.After(converge):
 		t.Fatal("the session outlived etcd")
 	}
-	if n.Valid() {
+	if n.Valid() || gauge(t, reg, "sediment_cluster_session_valid") != 0 {
 		t.Fatal("valid after the session was lost")
 	}
 	waitFor(t, converge, "everything dropped", func() bool { return n.owner.count() == 0 })
@@ -181,9 +188,31 @@ func TestEtcdOutage(t *testing.T) {
 	}
 	m.Restart(t)
 	waitFor(t, converge, "the node owns everything again", func() bool { return n.Valid() && c.converged(n) })
+	if gauge(t, reg, "sediment_cluster_session_valid") != 1 || gauge(t, reg, "sediment_cluster_sessions_lost_total") < 1 {
+		t.Fatal("metrics do not show the lost and renewed session")
+	}
 	if _, _, drops := n.owner.counts(); drops == 0 {
 		t.Fatal("nothing was dropped")
 	}
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 func ownedPartitions(n *testNode, topics []metadata.Topic) map[string]metadata.Cond {
@@ -221,8 +250,8 @@ func TestZombie(t *testing.T) {
 		t.Fatal("the session outlived its keep-alives")
 	}
 	ttl, err := c.kv.Client().TimeToLive(context.Background(), lease)
-	if err != nil || ttl.TTL <= 0 {
-		t.Fatalf("the node stopped after etcd expired its lease (ttl %+v, err %v): it must stop before", ttl, err)
+	if err != nil || ttl.TTL < 0 { // -1: not found; whole seconds, so 0 is under one second left
+		t.Fatalf("the node stopped after etcd expired its lease %x (ttl %d, err %v): it must stop before", lease, ttl.TTL, err)
 	}
 	if z.Valid() || len(ownedPartitions(z, c.topics)) != 0 {
 		t.Fatal("still acting as an owner after the local deadline")
@@ -281,4 +310,90 @@ func TestWalSticky(t *testing.T) {
 		t.Fatalf("takeover: %+v err=%v", m, err)
 	}
 	waitFor(t, converge, "node 3's partitions move after the takeover", func() bool { return c.converged(n1, n2) })
+}
+
+// TestOwnerFailures: a partition whose Acquire fails has its own key
+// released (and is acquired again on a later pass); a partition whose
+// graceful Release fails is dropped before its key goes, so that the next
+// owner never overlaps it.
+func TestOwnerFailures(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	c := newTestCluster(t, endpoint, "failures")
+	topic := c.createTopic("a", 4)
+	rev, err := c.kv.Client().Get(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1 := c.mustStart(1, "object", func(n *Node) {
+		f := n.cfg.Partitions.(*fakeOwner)
+		for p := range topic.Partitions {
+			f.failAcquire[partName(topic.ID, p)] = 2
+			f.failRelease[partName(topic.ID, p)] = 1
+		}
+	})
+	waitFor(t, converge, "node 1 owns everything despite failed acquisitions", func() bool { return c.converged(n1) })
+	if h, _ := c.meta.LeaderEpochs(context.Background(), topic.ID, 0); h.Current().Epoch != 3 {
+		t.Fatalf("partition 0 at epoch %d after two failed acquisitions and one success, want 3", h.Current().Epoch)
+	}
+	checkOwnHistory(t, c, rev.Header.Revision)
+	n2 := c.mustStart(2, "object", nil)
+	waitFor(t, converge, "node 2 takes its share", func() bool { return c.converged(n1, n2) && n2.owner.count() > 0 })
+	if _, _, drops := n1.owner.counts(); drops == 0 {
+		t.Fatal("failed hand-overs were not dropped")
+	}
+	checkOwnHistory(t, c, rev.Header.Revision)
+}
+
+// TestStartWaitsForEtcd: a node started while etcd is down keeps trying,
+// saying so, and joins once etcd is back.
+func TestStartWaitsForEtcd(t *testing.T) {
+	m := etcdtest.StartMember(t)
+	c := newTestCluster(t, m.Endpoint(), "late")
+	c.createTopic("a", 2)
+	kv := openKV(t, m.Endpoint(), "late")
+	m.Stop()
+	retrying := &logSignal{want: "cannot join yet", seen: make(chan struct{})}
+	type result struct {
+		n   *testNode
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := c.startOn(kv, 1, "object", func(n *Node) {
+			n.cfg.Logger = slog.New(slog.NewTextHandler(retrying, nil))
+		})
+		done <- result{n, err}
+	}()
+	select {
+	case <-retrying.seen:
+	case r := <-done:
+		t.Fatalf("start without etcd ended: %+v", r)
+	}
+	m.Restart(t)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	waitFor(t, converge, "the node owns everything", func() bool { return c.converged(r.n) })
+}
+
+// TestStrayOwnKey: an own key on the node's lease that the node does not
+// serve (an acquisition read back as not applied that applied after all)
+// is deleted, instead of keeping the slot from every broker.
+func TestStrayOwnKey(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	c := newTestCluster(t, endpoint, "stray")
+	n := c.mustStart(1, "object", func(n *Node) { n.cfg.Shards = nil })
+	lease := int64(n.sess.Load().lease)
+	fence, err := c.meta.AcquireShard(context.Background(), 5, 1, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, converge, "the stray own key is deleted", func() bool {
+		it, ok, err := c.kv.Get(context.Background(), fence.Key)
+		return err == nil && (!ok || it.Version != fence.Version)
+	})
+	if _, ok := n.ShardFence(5); ok {
+		t.Fatal("a shard fence without a shard owner")
+	}
 }

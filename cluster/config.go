@@ -18,7 +18,8 @@ import (
 // zero (--session-timeout).
 const DefaultSessionTimeout = 10 * time.Second
 
-// Shards is the number of group-coordinator shards (groupcoord.Shards).
+// Shards is the number of group-coordinator shards; it must equal
+// groupcoord.Shards (this package does not import the coordinator).
 const Shards = 64
 
 // Config configures a Node.
@@ -40,10 +41,13 @@ type Config struct {
 	// after a broker's last keep-alive its partitions may move.
 	SessionTimeout time.Duration
 
-	Partitions Owner      // the partition log
-	Shards     ShardOwner // the group coordinator; nil: no shard is owned here
-	Logger     *slog.Logger
-	Registry   prometheus.Registerer // nil: no metrics
+	Partitions Owner // the partition log
+	// Shards is the group coordinator. nil: this node owns no shard, and
+	// the shards the controller places on it stay without an owner, so
+	// every broker of a real cluster has one.
+	Shards   ShardOwner
+	Logger   *slog.Logger
+	Registry prometheus.Registerer // nil: no metrics
 }
 
 // Owner is the partition log as the cluster drives it (partition.Log).

@@ -15,6 +15,11 @@
 //	controller/<lease hex>     the concurrency.Election of the controller
 //	own/parts/..., own/shards/...   the owners (metadata.OwnerKey), on the owner's lease
 //
+// The controller places by rendezvous hashing over the live brokers,
+// sticky: a partition stays with its live owner (or waits for a gone
+// wal-mode one) unless that owner holds more than its fair share, so that
+// brokers that join take their part (placement.go).
+//
 // Safety never rests on this package's views or on the controller: every
 // durable write about a partition or shard carries its fence (the own key
 // at the version its owner wrote), so a broker that lost its lease, or a

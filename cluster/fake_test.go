@@ -51,21 +51,34 @@ type fakeOwner struct {
 	node int32
 	reg  *registry
 
-	mu       sync.Mutex
-	owned    map[string]bool
-	acquires int
-	releases int
-	drops    int
-	syncs    int
+	mu          sync.Mutex
+	owned       map[string]bool
+	failAcquire map[string]int // failures still to inject, by slot
+	failRelease map[string]int
+	acquires    int
+	releases    int
+	drops       int
+	syncs       int
 }
 
 func newFakeOwner(node int32, reg *registry) *fakeOwner {
-	return &fakeOwner{node: node, reg: reg, owned: map[string]bool{}}
+	return &fakeOwner{node: node, reg: reg, owned: map[string]bool{}, failAcquire: map[string]int{}, failRelease: map[string]int{}}
 }
 
 func partName(id metadata.TopicID, p int32) string { return fmt.Sprintf("%s/%d", id, p) }
 
 func shardName(s int32) string { return fmt.Sprintf("shard/%d", s) }
+
+// injected consumes one injected failure of key, if any is left.
+func (f *fakeOwner) injected(fails map[string]int, key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fails[key] == 0 {
+		return nil
+	}
+	fails[key]--
+	return fmt.Errorf("fake: injected failure of %s", key)
+}
 
 func (f *fakeOwner) take(key string) {
 	f.reg.take(key, f.node)
@@ -88,11 +101,18 @@ func (f *fakeOwner) give(key string, drop bool) {
 }
 
 func (f *fakeOwner) Acquire(_ context.Context, id metadata.TopicID, p int32) error {
+	if err := f.injected(f.failAcquire, partName(id, p)); err != nil {
+		return err
+	}
 	f.take(partName(id, p))
 	return nil
 }
 
+// Release fails, when told to, still serving the partition: Drop follows.
 func (f *fakeOwner) Release(_ context.Context, id metadata.TopicID, p int32) error {
+	if err := f.injected(f.failRelease, partName(id, p)); err != nil {
+		return err
+	}
 	f.give(partName(id, p), false)
 	return nil
 }

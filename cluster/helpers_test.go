@@ -4,6 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime/pprof"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +28,7 @@ type testCluster struct {
 }
 
 func newTestCluster(t *testing.T, endpoint, prefix string) *testCluster {
+	t.Cleanup(func() { checkNoLeaks(t) }) // first registered: runs after every node closed
 	c := &testCluster{t: t, endpoint: endpoint, prefix: prefix, reg: newRegistry()}
 	c.kv = openKV(t, endpoint, prefix)
 	c.meta = metadata.NewStore(c.kv)
@@ -63,7 +67,11 @@ type testNode struct {
 
 // start starts node id with its own etcd client; the test closes it.
 func (c *testCluster) start(id int32, durability string, hooks func(*Node)) (*testNode, error) {
-	kv := openKV(c.t, c.endpoint, c.prefix)
+	return c.startOn(openKV(c.t, c.endpoint, c.prefix), id, durability, hooks)
+}
+
+// startOn is start on an etcd client the caller opened.
+func (c *testCluster) startOn(kv *etcdkv.KV, id int32, durability string, hooks func(*Node)) (*testNode, error) {
 	owner := newFakeOwner(id, c.reg)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLogLevel()}))
 	cfg := Config{Client: kv.Client(), Prefix: kv.Prefix(), Meta: metadata.NewStore(kv),
@@ -180,4 +188,45 @@ func testLogLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn
+}
+
+// logSignal is a log destination that closes seen when a line holds
+// want.
+type logSignal struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logSignal) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), l.want) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return len(b), nil
+}
+
+// checkNoLeaks fails when goroutines this package labelled (and those they
+// started, which inherit the label) outlive every node and client.
+func checkNoLeaks(t *testing.T) {
+	var left string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if left = labelledGoroutines(); left == "" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("goroutines left running:\n%s", left)
+}
+
+func labelledGoroutines() string {
+	var buf strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	var left []string
+	for _, stanza := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(stanza, `"cluster":`) {
+			left = append(left, stanza)
+		}
+	}
+	return strings.Join(left, "\n\n")
 }

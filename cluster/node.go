@@ -2,11 +2,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -22,6 +26,7 @@ type Node struct {
 
 	ctlKick, ownKick chan struct{} // one slot each: the controller's and the ownership loop's wake-ups
 	topicsChanged    atomic.Bool
+	syncedTopics     map[metadata.TopicID]bool // the ownership loop's: topics wanted at its last SyncTopics
 
 	sess atomic.Pointer[session] // the current session
 
@@ -44,10 +49,12 @@ type Node struct {
 	marginFraction  float64     // of the TTL; 0: 1/5
 }
 
-// Start joins the cluster: it grants a session, registers the broker
-// (failing when another live broker has its --node-id), starts the views,
-// the controller campaign and the ownership loop, and returns. Ownership
-// converges in the background; Fence says what is owned.
+// Start joins the cluster: it grants a session, registers the broker,
+// starts the views, the controller campaign and the ownership loop, and
+// returns. An etcd that does not answer is retried, with a log line, until
+// ctx ends; another live broker with this --node-id fails it with
+// ErrNodeIDTaken. Ownership converges in the background; Fence says what
+// is owned.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	return start(ctx, cfg, nil)
 }
@@ -61,22 +68,20 @@ func start(ctx context.Context, cfg Config, hooks func(*Node)) (*Node, error) {
 	if hooks != nil {
 		hooks(n)
 	}
-	m, err := newMetrics(n, cfg.Registry)
+	m, err := newMetrics(n, n.cfg.Registry)
 	if err != nil {
 		return nil, err
 	}
 	n.metrics = m
 	n.startViews()
-	s, err := n.openSession(ctx)
-	if err != nil {
-		n.stopViews()
-		n.views.Wait()
-		n.metrics.unregister()
-		return nil, err
+	s, err := n.firstSession(ctx)
+	if err == nil {
+		if err = n.waitViews(ctx); err != nil {
+			n.endSession(s)
+			n.revoke(s)
+		}
 	}
-	if err := n.waitViews(ctx); err != nil {
-		n.endSession(s)
-		n.revoke(s)
+	if err != nil {
 		n.stopViews()
 		n.views.Wait()
 		n.metrics.unregister()
@@ -86,7 +91,7 @@ func start(ctx context.Context, cfg Config, hooks func(*Node)) (*Node, error) {
 	n.startWork(s)
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.runCancel = cancel
-	go n.run(runCtx)
+	go pprof.Do(runCtx, pprof.Labels("cluster", "sessions"), n.run)
 	cfg.Logger.Info("cluster: joined", "node_id", cfg.NodeID, "lease", int64(s.lease), "session_timeout", s.ttl)
 	return n, nil
 }
@@ -103,11 +108,7 @@ func (n *Node) startViews() {
 	n.topics = newView(c, p, topicsPrefix, decodeNothing, func() { n.topicsChanged.Store(true); ctl(); own() }, l)
 	n.controllers = newView(c, p, controllerPrefix+"/", decodeControllerValue, func() {}, l)
 	for _, v := range []*view{n.brokers, n.members, n.placements, n.owners, n.topics, n.controllers} {
-		n.views.Add(1)
-		go func() {
-			defer n.views.Done()
-			v.run(n.viewsCtx)
-		}()
+		goLabeled(&n.views, "view "+v.rel, func() { v.run(n.viewsCtx) })
 	}
 }
 
@@ -123,10 +124,39 @@ func (n *Node) waitViews(ctx context.Context) error {
 	return nil
 }
 
+// goLabeled runs fn in a goroutine labelled for pprof, counted in wg.
+func goLabeled(wg *sync.WaitGroup, name string, fn func()) {
+	wg.Add(1)
+	go pprof.Do(context.Background(), pprof.Labels("cluster", name), func(context.Context) {
+		defer wg.Done()
+		fn()
+	})
+}
+
 func kick(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
+	}
+}
+
+// firstSession opens the node's first session, retrying with a log line
+// while etcd does not answer, until ctx ends. A node id another live
+// broker holds ends it at once.
+func (n *Node) firstSession(ctx context.Context) (*session, error) {
+	backoff := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		s, err := n.openSession(ctx)
+		if err == nil || errors.Is(err, ErrNodeIDTaken) {
+			return s, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cluster: joining: %w", errors.Join(context.Cause(ctx), err))
+		}
+		n.cfg.Logger.Warn("cluster: cannot join yet, retrying", "node_id", n.cfg.NodeID, "attempt", attempt,
+			"retry_in", backoff, "err", err)
+		sleep(ctx, backoff)
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
@@ -147,15 +177,8 @@ func (n *Node) openSession(ctx context.Context) (*session, error) {
 
 // startWork starts the session's controller campaign and ownership loop.
 func (n *Node) startWork(s *session) {
-	s.workers.Add(2)
-	go func() {
-		defer s.workers.Done()
-		n.campaign(s)
-	}()
-	go func() {
-		defer s.workers.Done()
-		n.converge(s)
-	}()
+	goLabeled(&s.workers, "campaign", func() { n.campaign(s) })
+	goLabeled(&s.workers, "converge", func() { n.converge(s) })
 }
 
 // run replaces a lost session: drop everything owned, then a new lease,
@@ -172,23 +195,27 @@ func (n *Node) run(ctx context.Context) {
 		s.stopWork()
 		n.dropAll()
 		n.endSession(s)
-		n.revoke(s)
-		if !n.renew(ctx) {
+		if !n.renew(ctx, s) {
 			return
 		}
 	}
 }
 
-// renew opens a new session, retrying until it has one or ctx ends.
-func (n *Node) renew(ctx context.Context) bool {
+// renew revokes the lost session's lease and opens a new session,
+// retrying until it has one or ctx ends.
+func (n *Node) renew(ctx context.Context, old *session) bool {
+	for n.keepAlivePaused.Load() && ctx.Err() == nil {
+		sleep(ctx, 20*time.Millisecond) // a paused node talks to etcd no more
+	}
+	revoked := false
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		for n.keepAlivePaused.Load() && ctx.Err() == nil {
-			sleep(ctx, 20*time.Millisecond)
-		}
 		if ctx.Err() != nil {
 			return false
 		}
+		// Until the old lease is gone, its registration would hold up
+		// the new one; etcd may have kept it alive over a restart.
+		revoked = revoked || n.revoke(old)
 		actx, cancel := context.WithTimeout(ctx, n.cfg.SessionTimeout+2*registerMargin)
 		s, err := n.openSession(actx)
 		cancel()
@@ -215,11 +242,13 @@ func (n *Node) endSession(s *session) {
 }
 
 // revoke ends the lease on etcd, best effort: its keys (registration, own
-// keys, campaign) go at once instead of at its expiry.
-func (n *Node) revoke(s *session) {
+// keys, campaign) go at once instead of at its expiry. It reports whether
+// the lease is gone.
+func (n *Node) revoke(s *session) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	n.cfg.Client.Revoke(ctx, s.lease) //nolint:errcheck // best effort: else it expires
+	_, err := n.cfg.Client.Revoke(ctx, s.lease)
+	return err == nil || errors.Is(err, rpctypes.ErrLeaseNotFound)
 }
 
 // Valid reports whether the broker may act as an owner: it has a session

@@ -52,28 +52,25 @@ func (n *Node) converge(s *session) {
 	sem := make(chan struct{}, workerLimit)
 	t := time.NewTicker(convergePeriod)
 	defer t.Stop()
+	periodic := true
 	for s.work.Err() == nil {
-		n.pass(s, sem)
+		n.pass(s, sem, periodic)
 		select {
 		case <-s.work.Done():
 		case <-n.ownKick:
+			periodic = false
 		case <-t.C:
+			periodic = true
 		}
 	}
 }
 
 // pass is one convergence pass: drop what was lost, release what is placed
-// elsewhere, acquire what is placed here.
-func (n *Node) pass(s *session, sem chan struct{}) {
-	synced := true
-	if n.topicsChanged.Swap(false) {
-		if err := n.cfg.Partitions.SyncTopics(s.work); err != nil {
-			n.topicsChanged.Store(true)
-			synced = false // act on the new placement only once the log knows its topics
-			n.cfg.Logger.Warn("cluster: reading the topics failed, retrying", "err", err)
-		}
-	}
+// elsewhere, acquire what is placed here; the periodic passes also look
+// for stray own keys.
+func (n *Node) pass(s *session, sem chan struct{}, periodic bool) {
 	want := n.wanted()
+	synced := n.syncTopics(s, want)
 	var lost, release, acquire []slot
 	n.mu.Lock()
 	for sl, h := range n.held {
@@ -92,10 +89,18 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 			acquire = append(acquire, sl)
 		}
 	}
+	var strays map[slot]metadata.Cond
+	if periodic {
+		strays = n.strays(s)
+	}
 	n.mu.Unlock()
 	for _, sl := range lost {
 		n.cfg.Logger.Warn("cluster: ownership lost (own key gone or taken)", "key", sl.ownKey())
 		n.drop(sl)
+	}
+	for sl, fence := range strays {
+		n.cfg.Logger.Warn("cluster: deleting an own key of this session that nothing here serves", "key", sl.ownKey())
+		n.releaseKey(sl, fence)
 	}
 	for _, sl := range release {
 		n.spawn(s, sem, sl, n.release)
@@ -103,6 +108,58 @@ func (n *Node) pass(s *session, sem chan struct{}) {
 	for _, sl := range acquire {
 		n.spawn(s, sem, sl, n.acquire)
 	}
+}
+
+// strays returns the own keys on this session's lease that this node
+// neither holds nor is acquiring: an acquisition whose unknown outcome was
+// read back as not applied, and that applied after all. Nothing serves
+// them, and they would keep every broker, this one included, from the
+// slot; they are deleted at their version. Called with n.mu held.
+func (n *Node) strays(s *session) map[slot]metadata.Cond {
+	out := map[slot]metadata.Cond{}
+	n.owners.each(func(key string, e entry) {
+		if e.lease != int64(s.lease) || len(out) >= maxStartsPerRun {
+			return
+		}
+		var sl slot
+		if id, p, ok := metadata.ParseOwnerKey(key); ok {
+			sl = slot{topic: id, index: p}
+		} else if shard, ok := metadata.ParseShardOwnerKey(key); ok {
+			sl = slot{shard: true, index: shard}
+		} else {
+			return
+		}
+		if n.held[sl] == nil && !n.inflight[sl] {
+			out[sl] = metadata.Cond{Key: key, Version: e.modRev}
+		}
+	})
+	return out
+}
+
+// syncTopics has the log read the topics again when they changed, or when
+// the placement puts a partition here of a topic the log may not know yet
+// (the placement and topics views are separate watches, so the placement
+// of a new topic may arrive first). It reports whether the log knows every
+// wanted topic: acquisitions wait until it does.
+func (n *Node) syncTopics(s *session, want map[slot]bool) bool {
+	topics := map[metadata.TopicID]bool{}
+	fresh := false
+	for sl := range want {
+		if !sl.shard {
+			topics[sl.topic] = true
+			fresh = fresh || !n.syncedTopics[sl.topic]
+		}
+	}
+	if !n.topicsChanged.Swap(false) && !fresh {
+		return true
+	}
+	if err := n.cfg.Partitions.SyncTopics(s.work); err != nil {
+		n.topicsChanged.Store(true)
+		n.cfg.Logger.Warn("cluster: reading the topics failed, retrying", "err", err)
+		return false
+	}
+	n.syncedTopics = topics
+	return true
 }
 
 func (n *Node) spawn(s *session, sem chan struct{}, sl slot, fn func(*session, slot)) {

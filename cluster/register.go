@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,8 +41,8 @@ func (n *Node) register(ctx context.Context, s *session) error {
 				"(a previous run of this broker that did not close?)", "node_id", n.cfg.NodeID, "other", addrOf(other), "wait", wait)
 		}
 		if !time.Now().Before(waitUntil) {
-			return fmt.Errorf("cluster: --node-id %d is taken by a live broker at %s: every broker needs its own --node-id",
-				n.cfg.NodeID, addrOf(other))
+			return fmt.Errorf("%w: --node-id %d is taken by a live broker at %s: every broker needs its own --node-id",
+				ErrNodeIDTaken, n.cfg.NodeID, addrOf(other))
 		}
 		n.waitDeleted(ctx, key, other.ModRevision, time.Until(waitUntil))
 	}
@@ -51,6 +52,9 @@ func (n *Node) register(ctx context.Context, s *session) error {
 	}
 	return nil
 }
+
+// ErrNodeIDTaken: another live broker is registered with this node id.
+var ErrNodeIDTaken = errors.New("cluster: node id taken")
 
 // registerMargin is added to another registration's lease TTL before
 // register decides that a live broker holds it.

@@ -54,11 +54,7 @@ func (n *Node) grant(ctx context.Context) (*session, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.work, s.stopWork = context.WithCancel(s.ctx)
 	s.deadline.Store(int64(sent + s.ttl - n.margin(s.ttl)))
-	s.keepAlives.Add(1)
-	go func() {
-		defer s.keepAlives.Done()
-		n.keepAlive(s)
-	}()
+	goLabeled(&s.keepAlives, "keep-alive", func() { n.keepAlive(s) })
 	return s, nil
 }
 

@@ -99,6 +99,9 @@ func (v *view) apply(resp clientv3.WatchResponse) {
 	defer v.mu.Unlock()
 	for _, ev := range resp.Events {
 		key := strings.TrimPrefix(string(ev.Kv.Key), v.base)
+		// A delete event's ModRevision is the deletion's. The header's
+		// revision is not used: it may run ahead of events still to come.
+		v.rev = max(v.rev, ev.Kv.ModRevision)
 		if ev.Type == mvccpb.DELETE {
 			delete(v.items, key)
 			continue
@@ -109,7 +112,6 @@ func (v *view) apply(resp clientv3.WatchResponse) {
 			delete(v.items, key)
 		}
 	}
-	v.rev = max(v.rev, resp.Header.Revision)
 }
 
 func (v *view) entry(kv *mvccpb.KeyValue) (entry, bool) {
@@ -139,6 +141,16 @@ func (v *view) snapshot() map[string]entry {
 		out[k] = e
 	}
 	return out
+}
+
+// each calls fn for every entry, under the view's read lock: fn must not
+// call back into the view.
+func (v *view) each(fn func(key string, e entry)) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for k, e := range v.items {
+		fn(k, e)
+	}
 }
 
 // sleep waits d or until ctx ends.

@@ -74,7 +74,10 @@ func DecodeOwner(it Item) (OwnerRecord, error) {
 // and the partition's state and epoch history at the versions read, so it
 // fails with ErrConflict while another broker owns the partition, and
 // ErrUnknownTopic when the partition does not exist. An unknown outcome
-// is settled by reading the own key back.
+// is settled by reading the own key back. A request still in flight may
+// apply after a read back that found the key absent; the key then names
+// this node and lease without the caller knowing it, and the caller (the
+// cluster package) deletes such a stray key at its version.
 func (s *Store) AcquirePartition(ctx context.Context, id TopicID, p int32, node int32, lease int64) (fence Cond, epoch int32, err error) {
 	key := OwnerKey(id, p)
 	for range maxCASRetries {

@@ -165,7 +165,21 @@ func TestAcquireUncertain(t *testing.T) {
 			t.Fatalf("mode %d: own key still there after release", mode)
 		}
 	}
-	if u.applied.Load() != 2 {
-		t.Fatalf("%d transactions applied before their answer was lost, want 2", u.applied.Load())
+	// A shard: applied, the fence is read back; not applied, the caller
+	// learns it did not get the shard (and tries again on its next pass).
+	u.next.Store(1)
+	fence, err := s.AcquireShard(ctx, 9, 1, lease)
+	if it, ok, _ := kv.Get(ctx, metadata.ShardOwnerKey(9)); err != nil || !ok || it.Version != fence.Version {
+		t.Fatalf("shard, answer lost: fence %+v err=%v, key at %d", fence, err, it.Version)
+	}
+	u.next.Store(2)
+	if _, err := s.AcquireShard(ctx, 10, 1, lease); !metadata.IsUncertain(err) {
+		t.Fatalf("shard, request lost: err=%v, want the unknown outcome reported", err)
+	}
+	if _, ok, _ := kv.Get(ctx, metadata.ShardOwnerKey(10)); ok {
+		t.Fatal("shard 10 owned although its request was lost")
+	}
+	if u.applied.Load() != 3 {
+		t.Fatalf("%d transactions applied before their answer was lost, want 3", u.applied.Load())
 	}
 }

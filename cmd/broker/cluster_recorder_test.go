@@ -258,8 +258,9 @@ func (p *historyProducer) run(ctx context.Context, cl *kgo.Client, topic string,
 		start := time.Now()
 		p.pending.Add(1)
 		p.sent.Add(1)
-		// Not ctx: a record handed over is delivered or fails on its own.
-		cl.Produce(context.Background(), &kgo.Record{Value: []byte(v)}, func(r *kgo.Record, err error) {
+		// ctx ends a wait for buffer space at stop; a record canceled so is
+		// an attempt that failed, whatever became of it: the checker allows both.
+		cl.Produce(ctx, &kgo.Record{Value: []byte(v)}, func(r *kgo.Record, err error) {
 			defer p.pending.Done()
 			p.hist.AddProduce(history.Produce{Partition: history.Partition{Topic: topic, Partition: r.Partition},
 				Value: v, Start: start, End: time.Now(), Offset: r.Offset, Err: err})

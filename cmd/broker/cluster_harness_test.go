@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -82,8 +83,12 @@ func startCluster(t *testing.T, opts clusterOpts) *testCluster {
 		c.nodes[id] = &clusterNode{id: id, rack: fmt.Sprintf("r%d", id), dir: t.TempDir(),
 			addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	}
+	// Launched together, waited for in turn: the brokers start in parallel.
 	for _, id := range c.ids() {
-		c.start(id)
+		c.nodes[id].proc = c.launch(c.nodes[id])
+	}
+	for _, id := range c.ids() {
+		c.nodes[id].proc.waitReady()
 	}
 	return c
 }
@@ -137,7 +142,6 @@ func (c *testCluster) flags(n *clusterNode) []string {
 		"--durability", c.opts.Durability,
 		"--session-timeout", c.opts.SessionTimeout.String(),
 		"--object-store", c.store,
-		"--upload-interval", "100ms",
 	}, c.opts.Flags...)
 }
 
@@ -149,11 +153,33 @@ func (c *testCluster) start(id int32) *brokerProc {
 	if n.proc != nil && n.proc.cmd.ProcessState == nil {
 		c.t.Fatalf("node %d: start while it runs", id)
 	}
-	env := append([]string{"SEDIMENT_TEST_BROKER=1"}, c.minio.Env()...)
-	// Pdeathsig: a broker never outlives the test binary, even a stopped one.
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	n.proc = startBinary(c.t, os.Args[0], n.dir, n.addr, env, attr, c.flags(n)...)
+	n.proc = c.launch(n)
+	n.proc.waitReady()
 	return n.proc
+}
+
+// launch starts node n's broker process (this test binary, see TestMain)
+// without waiting for it, as startBinary does.
+func (c *testCluster) launch(n *clusterNode) *brokerProc {
+	c.t.Helper()
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
+	args := append([]string{"serve", "--listen", n.addr, "--http-listen", httpAddr, "--data-dir", n.dir}, c.flags(n)...)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "SEDIMENT_TEST_BROKER=1"), c.minio.Env()...)
+	// Pdeathsig: a broker never outlives the test binary, even a stopped one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("node %d: %v", n.id, err)
+	}
+	p := &brokerProc{t: c.t, cmd: cmd, addr: n.addr, http: httpAddr, dataDir: n.dir, exited: make(chan error, 1), logs: newLogTail()}
+	go p.logs.consume(stderr)
+	go func() { p.exited <- cmd.Wait() }()
+	c.t.Cleanup(p.kill)
+	return p
 }
 
 func (c *testCluster) node(id int32) *clusterNode {

@@ -29,16 +29,20 @@ func TestClusterRollingRestart(t *testing.T) {
 	commits := startCommitWatch(t, c.addrs(), group)
 	waitAcked(t, c.hist, 500, 30*time.Second)
 
+	began := time.Now()
 	for _, graceful := range []bool{true, false} {
 		for _, id := range c.ids() {
+			t.Logf("+%v: restart node %d (graceful %v)", time.Since(began).Round(time.Millisecond), id, graceful)
 			if graceful {
 				if err := c.terminate(id); err != nil {
 					t.Fatalf("node %d: SIGTERM: exit %v\n%s", id, err, c.logs())
 				}
+				c.checkReleased(topic, id)
 			} else {
 				c.kill(id)
+				// Its session must end before the node id can register again.
+				c.waitOwned(topic, partitions, func(node int32) bool { return node != id })
 			}
-			c.waitOwned(topic, partitions, func(node int32) bool { return node != id })
 			down := c.revision()
 			c.start(id)
 			c.waitRegistered(id, down)
@@ -46,6 +50,7 @@ func TestClusterRollingRestart(t *testing.T) {
 		}
 	}
 
+	t.Logf("+%v: restarts done", time.Since(began).Round(time.Millisecond))
 	prod.stop()
 	c.waitFor(30*time.Second, "the group read every acknowledged record", func(context.Context) (bool, string) {
 		return cons.readAll(c.hist.Produces())
@@ -53,7 +58,24 @@ func TestClusterRollingRestart(t *testing.T) {
 	cons.stop()
 	commits.stop()
 	commits.check(t)
-	c.checkHistory(readFinal(t, c.addrs(), topic))
+	t.Logf("+%v: the group read everything", time.Since(began).Round(time.Millisecond))
+	final := readFinal(t, c.addrs(), topic)
+	t.Logf("+%v: the final log read", time.Since(began).Round(time.Millisecond))
+	c.checkHistory(final)
+}
+
+// checkReleased: a broker that exited after SIGTERM owns nothing: it
+// handed every partition over (or let it go) before it exited.
+func (c *testCluster) checkReleased(topic string, node int32) {
+	c.t.Helper()
+	ctx := testCtx(c.t, 10*time.Second)
+	owners, _, err := c.owners(ctx, topic)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if held := ownedBy(owners, node); len(held) > 0 {
+		c.t.Errorf("node %d exited after SIGTERM still owning %s partitions %v", node, topic, held)
+	}
 }
 
 // groupConsumer is a franz-go consumer group member that notes each record

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -63,12 +65,8 @@ func Describe(ctx context.Context, kv metadata.KV) (Description, error) {
 	}); err != nil {
 		return d, err
 	}
-	var first int64
-	if err := rangeDecode(ctx, kv, controllerPrefix+"/", decodeControllerValue, func(it metadata.Item, v any) {
-		if first == 0 || it.Version < first { // the oldest candidate leads
-			first, d.Controller = it.Version, v.(int32)
-		}
-	}); err != nil {
+	var err error
+	if d.Controller, err = describeController(ctx, kv); err != nil {
 		return d, err
 	}
 	owners := map[string]metadata.OwnerRecord{}
@@ -162,4 +160,32 @@ func rangeDecode(ctx context.Context, kv metadata.KV, prefix string, decode func
 		fn(it, v)
 	}
 	return nil
+}
+
+// etcdBacked is the part of etcdkv.KV the controller lookup needs: the
+// election's leader is the candidate key with the lowest create revision,
+// which metadata.Item does not carry.
+type etcdBacked interface {
+	Client() *clientv3.Client
+	Prefix() string
+}
+
+// describeController returns the elected controller, -1 when none.
+func describeController(ctx context.Context, kv metadata.KV) (int32, error) {
+	e, ok := kv.(etcdBacked)
+	if !ok {
+		return -1, nil // no election without etcd
+	}
+	resp, err := e.Client().Get(ctx, e.Prefix()+controllerPrefix+"/", clientv3.WithFirstCreate()...)
+	if err != nil {
+		return -1, fmt.Errorf("cluster: read the controller: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return -1, nil
+	}
+	v, err := decodeControllerValue(resp.Kvs[0].Value)
+	if err != nil {
+		return -1, fmt.Errorf("cluster: decode the controller: %w", err)
+	}
+	return v.(int32), nil
 }

@@ -107,10 +107,7 @@ func readTopic(t *testing.T, addr, topic string) map[int32][]*kgo.Record {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	ends, err := kadm.NewClient(adm).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ends := listEndOffsets(ctx, t, kadm.NewClient(adm), topic)
 	want := 0
 	ends.Each(func(o kadm.ListedOffset) { want += int(o.Offset) })
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
@@ -287,5 +284,29 @@ func createTopics(t *testing.T, addr, topic string, partitions int32) {
 	}
 	if err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
+	}
+}
+
+// listEndOffsets lists a topic's end offsets, asking again while a
+// partition has no leader yet: a broker of a cluster that just started
+// takes its partitions a moment after it answers (LEADER_NOT_AVAILABLE, a
+// retriable error clients wait out).
+func listEndOffsets(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) kadm.ListedOffsets {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil && ends.Error() == nil {
+			return ends
+		}
+		if err == nil {
+			err = ends.Error()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("end offsets of %s: %v", topic, err)
+		case <-tick.C:
+		}
 	}
 }

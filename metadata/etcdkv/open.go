@@ -13,8 +13,13 @@ import (
 	"go.uber.org/zap"
 )
 
-// probeTimeout bounds one attempt to reach the cluster at Open.
-const probeTimeout = 2 * time.Second
+// probeTimeout bounds the first attempt to reach the cluster at Open;
+// each retry doubles it up to maxProbeTimeout, so that an etcd that is only
+// slow (a loaded machine, bcrypt on every authentication) is reached in the end.
+const (
+	probeTimeout    = 2 * time.Second
+	maxProbeTimeout = 16 * time.Second
+)
 
 // Open connects to the cluster and waits until it answers a linearizable
 // read, which needs a quorum. While it cannot, it logs why and retries,
@@ -29,9 +34,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*KV, error) {
 	if limits == (Limits{}) {
 		limits = DefaultLimits
 	}
-	backoff := 250 * time.Millisecond
+	backoff, probe := 250*time.Millisecond, probeTimeout
 	for attempt := 1; ; attempt++ {
-		kv, err := connect(ctx, cfg, tlsCfg)
+		kv, err := connect(ctx, cfg, tlsCfg, probe)
 		if err == nil {
 			kv.limits = limits
 			return kv, nil
@@ -49,16 +54,17 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*KV, error) {
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
+		probe = min(2*probe, maxProbeTimeout)
 	}
 }
 
 // connect makes a client (which authenticates at once when it has
 // credentials) and reads through it once.
-func connect(ctx context.Context, cfg Config, tlsCfg *tls.Config) (*KV, error) {
-	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
+func connect(ctx context.Context, cfg Config, tlsCfg *tls.Config, probe time.Duration) (*KV, error) {
+	cctx, cancel := context.WithTimeout(ctx, probe)
 	defer cancel()
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: cfg.Endpoints, DialTimeout: probeTimeout, TLS: tlsCfg, // no Context: the client outlives Open's ctx
+		Endpoints: cfg.Endpoints, DialTimeout: probe, TLS: tlsCfg, // no Context: the client outlives Open's ctx
 		Username: cfg.Username, Password: cfg.Password,
 		Logger: zap.NewNop(), // the client's retries are noise; Open and the callers say what failed
 	})

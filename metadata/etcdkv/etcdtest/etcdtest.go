@@ -36,6 +36,7 @@ func StartTLS(t testing.TB) (endpoint string, files TLSFiles, stop func()) {
 
 func start(t testing.TB, cfg *embed.Config, clientScheme string) (endpoint string, stop func()) {
 	cfg.Dir = t.TempDir()
+	cfg.BcryptCost = 4 // bcrypt's minimum: authentication stays fast on a loaded machine
 	// Port 0: the kernel picks one.
 	m := &Member{cfg: cfg, client: url.URL{Scheme: clientScheme, Host: "127.0.0.1:0"},
 		peer: url.URL{Scheme: "http", Host: "127.0.0.1:0"}}
@@ -57,6 +58,7 @@ func StartMember(t testing.TB) *Member {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
+	cfg.BcryptCost = 4 // bcrypt's minimum: authentication stays fast on a loaded machine
 	m := &Member{cfg: cfg, client: url.URL{Scheme: "http", Host: "127.0.0.1:0"},
 		peer: url.URL{Scheme: "http", Host: "127.0.0.1:0"}}
 	m.launch(t)

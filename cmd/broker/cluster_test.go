@@ -2,8 +2,8 @@ package main
 
 // Issue 18's cluster tests on three broker processes (object durability,
 // an embedded etcd, a real MinIO): bootstrap and placement, the SIGKILL of
-// a busy owner, and a zombie paused past its lease. Each ends with the
-// history checker over what it recorded.
+// a busy owner, a zombie paused past its lease, and the loss of the etcd
+// leader. Each ends with the history checker over what it recorded.
 
 import (
 	"context"

@@ -256,7 +256,10 @@ func startHistoryProducer(t *testing.T, seeds []string, topic string, hist *hist
 	t.Helper()
 	cl := newClusterClient(t, seeds, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
-		kgo.RecordDeliveryTimeout(45*time.Second))
+		kgo.RecordDeliveryTimeout(45*time.Second),
+		// A paused broker accepts connections and answers nothing: give up
+		// on its requests soon, so that records move to the new owner.
+		kgo.ProduceRequestTimeout(5*time.Second), kgo.RequestTimeoutOverhead(3*time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &historyProducer{t: t, hist: hist, cancel: cancel, done: make(chan struct{})}
 	go p.run(ctx, cl, topic, rate)
@@ -352,7 +355,7 @@ func startHistoryConsumer(t *testing.T, seeds []string, topic string, hist *hist
 // Retriable errors (an owner moving) are waited out; others fail.
 func readFinal(t *testing.T, seeds []string, topic string) map[history.Partition][]history.Entry {
 	t.Helper()
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testCtx(t, 120*time.Second)
 	ends := listEnds(t, ctx, seeds, topic)
 	cl := newClusterClient(t, seeds, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(200*time.Millisecond))
@@ -362,7 +365,7 @@ func readFinal(t *testing.T, seeds []string, topic string) map[history.Partition
 	for !reachedEnds(next, ends) {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("final read of %s: at %v of ends %v after 60s", topic, next, ends)
+			t.Fatalf("final read of %s: at %v of ends %v after 120s", topic, next, ends)
 		}
 		fs.EachError(func(_ string, p int32, err error) {
 			if !kerr.IsRetriable(err) {

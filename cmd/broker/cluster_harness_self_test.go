@@ -80,6 +80,7 @@ func TestClusterHarnessRecorder(t *testing.T) {
 			fmt.Sprintf(`{"object":"data/1700000000000-%d-0a0b.obj","base_offset":%d,"end_offset":%d}`, node, base, base+10))
 	}
 	put(own, `{"node_id":1,"epoch":1}`, clientv3.WithLease(lease.ID))
+	put("own/shards/007", `{"node_id":3}`)
 	index(0, 1)
 	if _, err := c.cli.Revoke(ctx, lease.ID); err != nil { // the lease expires: the key goes
 		t.Fatal(err)
@@ -90,8 +91,13 @@ func TestClusterHarnessRecorder(t *testing.T) {
 	put("index/"+id+"/0000000000/00000000000000000030", `{"object":"compacted/x.obj","base_offset":30,"end_offset":40}`)
 	c.rec.sync()
 
-	if n := len(c.hist.OwnerChanges()); n != 3 {
-		t.Errorf("%d owner changes recorded, want 3 (put, expiry, put): %+v", n, c.hist.OwnerChanges())
+	if n := len(c.hist.OwnerChanges()); n != 4 {
+		t.Errorf("%d owner changes recorded, want 4 (put, shard put, expiry, put): %+v", n, c.hist.OwnerChanges())
+	}
+	for _, ch := range c.hist.OwnerChanges() {
+		if ch.Partition == shardPartition(7) && (ch.Node != 3 || !ch.NoEpoch) {
+			t.Errorf("shard 7's owner recorded as %+v, want node 3 without an epoch", ch)
+		}
 	}
 	if n := len(c.hist.Commits()); n != 3 {
 		t.Errorf("%d commits recorded, want 3 (compacted objects name no writer): %+v", n, c.hist.Commits())

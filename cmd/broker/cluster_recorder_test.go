@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,8 +83,8 @@ func (r *etcdRecorder) fail(err error) {
 	}
 }
 
-// record turns one event into a history record: an owner key's put or
-// delete, or an index commit of an upload object.
+// record turns one event into a history record: a partition's or a
+// shard's owner key put or deleted, or an index commit of an upload object.
 func (r *etcdRecorder) record(deleted bool, fullKey string, value []byte, rev int64) error {
 	key := strings.TrimPrefix(fullKey, r.c.key(""))
 	switch {
@@ -99,6 +100,20 @@ func (r *etcdRecorder) record(deleted bool, fullKey string, value []byte, rev in
 				return fmt.Errorf("owner key %s: %w", key, err)
 			}
 			change.Node, change.Epoch = v.NodeID, v.Epoch
+		}
+		r.hist.AddOwnerChange(change)
+	case strings.HasPrefix(key, "own/shards/"):
+		shard, err := strconv.ParseInt(strings.TrimPrefix(key, "own/shards/"), 10, 32)
+		if err != nil {
+			return fmt.Errorf("shard owner key %q: %w", key, err)
+		}
+		change := history.OwnerChange{Revision: rev, Partition: shardPartition(int32(shard)), NoEpoch: true, Released: deleted}
+		if !deleted {
+			var v ownerValue
+			if err := json.Unmarshal(value, &v); err != nil {
+				return fmt.Errorf("shard owner key %s: %w", key, err)
+			}
+			change.Node = v.NodeID
 		}
 		r.hist.AddOwnerChange(change)
 	case strings.HasPrefix(key, "index/") && !deleted:
@@ -120,6 +135,14 @@ func (r *etcdRecorder) record(deleted bool, fullKey string, value []byte, rev in
 		}
 	}
 	return nil
+}
+
+// shardTopic names the group-coordinator shards in a history, as if they
+// were the partitions of one topic.
+const shardTopic = "(coordinator shards)"
+
+func shardPartition(shard int32) history.Partition {
+	return history.Partition{Topic: shardTopic, Partition: shard}
 }
 
 // name returns the topic name of id, reading the topics again when it is
@@ -233,7 +256,10 @@ func startHistoryProducer(t *testing.T, seeds []string, topic string, hist *hist
 	t.Helper()
 	cl := newClusterClient(t, seeds, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
-		kgo.RecordDeliveryTimeout(45*time.Second))
+		kgo.RecordDeliveryTimeout(45*time.Second),
+		// A paused broker accepts connections and answers nothing: give up
+		// on its requests soon, so that records move to the new owner.
+		kgo.ProduceRequestTimeout(5*time.Second), kgo.RequestTimeoutOverhead(3*time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &historyProducer{t: t, hist: hist, cancel: cancel, done: make(chan struct{})}
 	go p.run(ctx, cl, topic, rate)
@@ -329,7 +355,7 @@ func startHistoryConsumer(t *testing.T, seeds []string, topic string, hist *hist
 // Retriable errors (an owner moving) are waited out; others fail.
 func readFinal(t *testing.T, seeds []string, topic string) map[history.Partition][]history.Entry {
 	t.Helper()
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testCtx(t, 120*time.Second)
 	ends := listEnds(t, ctx, seeds, topic)
 	cl := newClusterClient(t, seeds, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(200*time.Millisecond))
@@ -339,7 +365,7 @@ func readFinal(t *testing.T, seeds []string, topic string) map[history.Partition
 	for !reachedEnds(next, ends) {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("final read of %s: at %v of ends %v after 60s", topic, next, ends)
+			t.Fatalf("final read of %s: at %v of ends %v after 120s", topic, next, ends)
 		}
 		fs.EachError(func(_ string, p int32, err error) {
 			if !kerr.IsRetriable(err) {

@@ -2,8 +2,8 @@ package main
 
 // Issue 18's cluster tests on three broker processes (object durability,
 // an embedded etcd, a real MinIO): bootstrap and placement, the SIGKILL of
-// a busy owner, and a zombie paused past its lease. Each ends with the
-// history checker over what it recorded.
+// a busy owner, a zombie paused past its lease, and the loss of the etcd
+// leader. Each ends with the history checker over what it recorded.
 
 import (
 	"context"
@@ -104,13 +104,20 @@ func TestClusterZombie(t *testing.T) {
 	victim := owners[0].Node
 	lost := ownedBy(owners, victim)
 	pausedRev := c.revision()
+	paused := time.Now()
 	c.pause(victim)
 	c.waitOwned(topic, partitions, func(node int32) bool { return node != victim })
-	waitAcked(t, c.hist, 1000, 30*time.Second) // the others go on without it
+	c.waitFor(60*time.Second, "produce resumed on the zombie's partitions", func(context.Context) (bool, string) {
+		return ackedAfter(c.hist, topic, lost, paused)
+	})
+	waitAcked(t, c.hist, 300, 30*time.Second) // the others go on without it
+	t.Logf("+%v: node %d paused; its partitions %v taken over", time.Since(paused).Round(time.Millisecond), victim, lost)
 	c.resume(victim)
 	c.waitRegistered(victim, pausedRev)
+	t.Logf("+%v: node %d resumed and registered again", time.Since(paused).Round(time.Millisecond), victim)
 	c.waitMetadataMatches(topic, partitions, c.ids())
-	waitAcked(t, c.hist, 500, 30*time.Second)
+	waitAcked(t, c.hist, 300, 30*time.Second)
+	t.Logf("+%v: Metadata of every broker matches own/ again", time.Since(paused).Round(time.Millisecond))
 
 	prod.stop()
 	stopSampler()

@@ -17,8 +17,9 @@
 //     higher offset (real-time order per partition);
 //   - read: a read that is not a prefix of the final log (its offset holds
 //     another value there, or lies past the end);
-//   - owner: two owners of a partition at one etcd revision, or an owner
-//     epoch that does not rise with a change of owner;
+//   - owner: two owners of a partition (or of a coordinator shard) at one
+//     etcd revision, or an owner epoch that does not rise with a change of
+//     owner;
 //   - sample: an ownership sample that disagrees with another one at the
 //     same revision or with the owner keys' history;
 //   - fence: an index commit by a broker that did not own the partition at

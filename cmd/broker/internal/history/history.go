@@ -43,12 +43,14 @@ type Entry struct {
 
 // OwnerChange is one change of a partition's owner key: at Revision, Node
 // put it with Epoch, or (Released) it was deleted, by a release or by the
-// expiry of the owner's lease.
+// expiry of the owner's lease. A group-coordinator shard is recorded as a
+// Partition too, with NoEpoch: shard owners have no epoch to rise.
 type OwnerChange struct {
 	Revision  int64
 	Partition Partition
 	Node      int32
 	Epoch     int32
+	NoEpoch   bool
 	Released  bool
 }
 

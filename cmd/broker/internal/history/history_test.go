@@ -268,6 +268,23 @@ func TestOwnerReacquireBySameNode(t *testing.T) {
 	}
 }
 
+// TestShardOwners: shards have no epoch, so a new owner's epoch 0 is no
+// violation, but two owners at once still are.
+func TestShardOwners(t *testing.T) {
+	shard := Partition{Topic: "shards", Partition: 7}
+	h := New()
+	h.AddOwnerChange(OwnerChange{Revision: 1, Partition: shard, Node: 1, NoEpoch: true})
+	h.AddOwnerChange(OwnerChange{Revision: 2, Partition: shard, Released: true, NoEpoch: true})
+	h.AddOwnerChange(OwnerChange{Revision: 3, Partition: shard, Node: 2, NoEpoch: true})
+	if err := h.Check(nil).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h.AddOwnerChange(OwnerChange{Revision: 4, Partition: shard, Node: 3, NoEpoch: true})
+	if got := h.Check(nil).Of(RuleOwner); len(got) != 1 || !strings.Contains(got[0].Message, "two owners") {
+		t.Fatalf("want one two-owners violation, got %v", got)
+	}
+}
+
 // TestOwnerChangesOutOfOrder: the changes may be recorded in any order
 // (several watchers); Check replays them by revision.
 func TestOwnerChangesOutOfOrder(t *testing.T) {

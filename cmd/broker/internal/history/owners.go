@@ -53,7 +53,7 @@ func checkOwnerChanges(changes []OwnerChange, add report) ownerLog {
 			cur.To = c.Revision
 			log[c.Partition] = append(log[c.Partition], tenure{From: c.Revision, To: math.MaxInt64, Node: c.Node, Epoch: c.Epoch})
 		default:
-			if prev, ok := lastEpoch[c.Partition]; ok && c.Epoch <= prev {
+			if prev, ok := lastEpoch[c.Partition]; ok && !c.NoEpoch && c.Epoch <= prev {
 				add(RuleOwner, "%s: node %d acquired it at revision %d with epoch %d, not above the previous epoch %d",
 					c.Partition, c.Node, c.Revision, c.Epoch, prev)
 			}

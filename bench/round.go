@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // round is one run of a workload (or of its share, with --vs) against one
@@ -20,6 +21,9 @@ type round struct {
 	drain    time.Duration
 	progress *progress
 	label    string
+	// failover, set on a cluster's first live round with
+	// --failover-after, kills a broker during the produce phase.
+	failover *failover
 }
 
 // roundResult is what one round measured, kept raw so that rounds merge.
@@ -37,6 +41,8 @@ type roundResult struct {
 	timeline       []Point
 	before, after  Snapshot
 	hasMetrics     bool
+	compaction     *EtcdCompaction // a cluster's etcd compacted after the round
+	failover       *FailoverFigure
 	notes          []string
 	err            error
 }
@@ -76,6 +82,12 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 		if res.after, err = r.settled(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if c, ok := r.target.(*clusterTarget); ok {
+		if res.compaction, err = c.etcd.compactDefrag(ctx, etcdPrefix+"/"); err != nil {
+			return nil, err
+		}
+		res.compaction.KeysPerPartition = float64(res.compaction.Keys) / float64(len(r.topics)*r.w.Partitions)
 	}
 	return res, nil
 }
@@ -124,6 +136,10 @@ func (r *round) live(ctx context.Context, c *counters, res *roundResult, t *phas
 	t.produceStart = time.Now()
 	t.consumeStart = t.produceStart
 	t.warmupEnd = t.produceStart.Add(r.w.Warmup)
+	if r.failover != nil {
+		stop := r.failover.start(ctx, c, t.produceStart, r.topics)
+		defer func() { res.failover = stop() }()
+	}
 	cons, err := r.startConsumers(ctx, c, t.warmupEnd, res)
 	if err != nil {
 		return err
@@ -160,7 +176,11 @@ func (r *round) backlog(ctx context.Context, c *counters, res *roundResult, t *p
 func (r *round) produce(ctx context.Context, c *counters, res *roundResult, t *phaseTimes, count int64, d time.Duration) error {
 	prods := make([]*producer, r.w.Producers)
 	for i := range prods {
-		p, err := newProducer(r.target.Bootstrap(), r.w, c)
+		var extra []kgo.Opt
+		if r.failover != nil {
+			extra = failoverProducerOpts
+		}
+		p, err := newProducer(r.target.Bootstrap(), r.w, c, extra...)
 		if err != nil {
 			return err
 		}

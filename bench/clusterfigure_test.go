@@ -69,8 +69,8 @@ func TestClusterFigures(t *testing.T) {
 		after:  clusterSnapshot(t, etcdMetrics(2e6, 300, 4e6, 3e6), -1, brokerMetrics(101, 6e8, 40, 5), brokerMetrics(201, 4e8, 40, 7))}
 	r2 := &roundResult{ack: newHistogram(), e2e: newHistogram(), hasMetrics: true, wallSeconds: 10, produced: 1000, producedBytes: 1e9, steady: 1000, steadyBytes: 1e9,
 		produceSeconds: 10, consumed: 1000, consumedBytes: 1e9, consumeSeconds: 10,
-		before: clusterSnapshot(t, etcdMetrics(2e6, 300, 4e6, 3e6), -1, brokerMetrics(101, 6e8, 40, 5), brokerMetrics(201, 4e8, 40, 7)),
-		after:  clusterSnapshot(t, etcdMetrics(6e6, 600, 8e6, 2e6), 1, brokerMetrics(301, 1.6e9, 80, 9), brokerMetrics(301, 4e8, 40, 8)),
+		before:     clusterSnapshot(t, etcdMetrics(2e6, 300, 4e6, 3e6), -1, brokerMetrics(101, 6e8, 40, 5), brokerMetrics(201, 4e8, 40, 7)),
+		after:      clusterSnapshot(t, etcdMetrics(6e6, 600, 8e6, 2e6), 1, brokerMetrics(301, 1.6e9, 80, 9), brokerMetrics(301, 4e8, 40, 8)),
 		compaction: &EtcdCompaction{Revision: 900, DBSizeBefore: 8e6, DBSizeAfter: 1e6, Keys: 120, KeysPerPartition: 12},
 		failover:   &FailoverFigure{KilledNode: 1, Moved: 4, Recovered: 4, MinSeconds: 3, MedianSeconds: 4, MaxSeconds: 9}}
 	if got := r2.after.MetaTxns; got != 602 {

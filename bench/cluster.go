@@ -31,6 +31,9 @@ type ClusterLaunch struct {
 	FailoverAfter time.Duration
 }
 
+// maxClusterBrokers bounds a launched cluster: two cores run them all.
+const maxClusterBrokers = 16
+
 // etcdPrefix is the cluster's key prefix in its etcd.
 const etcdPrefix = "bench"
 

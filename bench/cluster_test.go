@@ -21,20 +21,21 @@ func TestClusterParseArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cfg.Targets[0]
-	if len(cfg.Targets) != 1 || c.Kind != "cluster" || c.Label() != "cluster" || c.Cluster.Brokers != 3 ||
+	if len(cfg.Targets) != 1 || c.Kind != "cluster" || c.Label() != "cluster:3" || c.Cluster.Brokers != 3 ||
 		c.Cluster.FailoverAfter != 10*time.Second || c.Cluster.Sediment.Bin != "self" ||
 		!slices.Equal(c.Cluster.Sediment.Flags, []string{"--session-timeout", "3s"}) || !cfg.MinIO {
 		t.Fatalf("--launch cluster: %+v", cfg.Targets)
 	}
 
-	cfg, err = ParseArgs([]string{"--workload", wl, "--vs", "sediment,cluster", "--cluster-brokers", "5",
+	cfg, err = ParseArgs([]string{"--workload", wl, "--vs", "sediment,cluster:1,cluster", "--cluster-brokers", "5",
 		"--object-store", "s3://b/p?endpoint=http://127.0.0.1:9000", "--out", "x"}, "self", &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Targets[0].Kind != "sediment" || cfg.Targets[1].Cluster.Brokers != 5 || cfg.Targets[1].Cluster.FailoverAfter != 0 ||
-		cfg.Targets[1].Cluster.Sediment.ObjectStore != "s3://b/p?endpoint=http://127.0.0.1:9000" {
-		t.Fatalf("--vs sediment,cluster: %+v", cfg.Targets)
+	if cfg.Targets[0].Kind != "sediment" || cfg.Targets[1].Cluster.Brokers != 1 || cfg.Targets[2].Cluster.Brokers != 5 ||
+		cfg.Targets[2].Cluster.FailoverAfter != 0 || cfg.Targets[2].Cluster.Sediment.ObjectStore != "s3://b/p?endpoint=http://127.0.0.1:9000" ||
+		cfg.Targets[1].Label() != "cluster:1" || cfg.Targets[2].Label() != "cluster:5" {
+		t.Fatalf("--vs sediment,cluster:1,cluster: %+v", cfg.Targets)
 	}
 
 	for _, tc := range []struct {
@@ -44,7 +45,10 @@ func TestClusterParseArgs(t *testing.T) {
 		{[]string{"--launch", "cluster"}, "give --minio"},
 		{[]string{"--launch", "cluster", "--object-store", "file:///tmp/b"}, "give --minio"},
 		{[]string{"--launch", "sediment", "--failover-after", "5s"}, "needs a cluster target"},
-		{[]string{"--launch", "cluster", "--minio", "--cluster-brokers", "1", "--failover-after", "5s"}, "--cluster-brokers 2 or more"},
+		{[]string{"--launch", "cluster", "--minio", "--cluster-brokers", "1", "--failover-after", "5s"}, "clusters of 2 or more brokers"},
+		{[]string{"--vs", "cluster:1,cluster:3", "--minio", "--failover-after", "5s"}, "clusters of 2 or more brokers"},
+		{[]string{"--vs", "cluster:0,sediment", "--minio"}, "want cluster:N with N brokers, 1..16"},
+		{[]string{"--vs", "cluster:3,cluster", "--minio"}, "given twice"},
 		{[]string{"--launch", "cluster", "--minio", "--cluster-brokers", "0"}, "want 1..16"},
 		{[]string{"--launch", "cluster", "--minio", "--failover-after", "-1s"}, "must not be negative"},
 		{[]string{"--launch", "cluster", "--minio", "--failover-after", "5s", "--backlog-bytes", "1MiB"}, "needs a live workload"},

@@ -15,8 +15,8 @@ const Usage = `Usage: broker bench --workload FILE (--launch sediment|cluster|ka
 
 Runs an OpenMessaging-style workload with franz-go producers and consumers
 and writes OUT/results.json, OUT/summary.md and plots (SVG and PNG).
-The targets of --vs are sediment, cluster (an etcd from make .bin/etcd and
---cluster-brokers brokers on it, with --minio), kafka (Apache Kafka in a
+The targets of --vs are sediment, cluster or cluster:N (an etcd from
+make .bin/etcd and --cluster-brokers or N brokers on it, with --minio), kafka (Apache Kafka in a
 JVM, from make java-interop), kfake or HOST:PORT of a running broker.
 Flags after -- are passed to every launched "broker serve".
 
@@ -53,7 +53,7 @@ func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.StringVar(&f.objectStore, "object-store", "", "--object-store URL for a launched sediment (default: its local folder)")
 	fs.BoolVar(&f.minio, "minio", false, "start a MinIO server (./.bin/minio or SEDIMENT_MINIO) and give a launched sediment a bucket on it")
 	fs.DurationVar(&f.storeLatency, "store-latency", 0, "with --minio: hold every object-store request this long (a remote bucket's round trip)")
-	fs.IntVar(&f.clusterBrokers, "cluster-brokers", 3, "brokers of a launched cluster (1..16)")
+	fs.IntVar(&f.clusterBrokers, "cluster-brokers", 3, "brokers of a launched cluster (1..16) named cluster; cluster:N in --vs has N")
 	fs.DurationVar(&f.failoverAfter, "failover-after", 0, "with a cluster: SIGKILL the broker owning the most partitions this long into the first round, and time each of its partitions to its first acknowledged produce elsewhere; 0: no kill")
 	fs.StringVar(&f.brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
 	f.kafkaProps = map[string]string{}
@@ -206,25 +206,33 @@ func setKafkaLaunch(targets []TargetSpec, props map[string]string, warmup time.D
 // failover without a cluster (or with one broker, or a backlog workload,
 // which produces nothing while it reads).
 func (f *cliFlags) setClusterLaunch(targets []TargetSpec, w *Workload) error {
-	cluster := false
+	cluster, oneBroker := false, false
 	for i := range targets {
 		if targets[i].Kind == "cluster" {
-			targets[i].Cluster.Brokers = f.clusterBrokers
+			if targets[i].Cluster.Brokers == 0 {
+				targets[i].Cluster.Brokers = f.clusterBrokers
+			}
 			targets[i].Cluster.FailoverAfter = f.failoverAfter
 			cluster = true
+			oneBroker = oneBroker || targets[i].Cluster.Brokers < 2
+		}
+		for _, prev := range targets[:i] {
+			if prev.Label() == targets[i].Label() {
+				return fmt.Errorf("bench: target %s is given twice", prev.Label())
+			}
 		}
 	}
 	switch {
-	case f.clusterBrokers < 1 || f.clusterBrokers > 16:
-		return fmt.Errorf("bench: --cluster-brokers %d: want 1..16", f.clusterBrokers)
+	case f.clusterBrokers < 1 || f.clusterBrokers > maxClusterBrokers:
+		return fmt.Errorf("bench: --cluster-brokers %d: want 1..%d", f.clusterBrokers, maxClusterBrokers)
 	case f.failoverAfter < 0:
 		return fmt.Errorf("bench: --failover-after %s: must not be negative", f.failoverAfter)
 	case !cluster && f.failoverAfter > 0:
 		return errors.New("bench: --failover-after needs a cluster target (--launch cluster or --vs ...,cluster)")
 	case !cluster:
 		return nil
-	case f.failoverAfter > 0 && f.clusterBrokers < 2:
-		return errors.New("bench: --failover-after needs --cluster-brokers 2 or more: the partitions need a broker to move to")
+	case f.failoverAfter > 0 && oneBroker:
+		return errors.New("bench: --failover-after needs clusters of 2 or more brokers (--cluster-brokers, cluster:N): the partitions need a broker to move to")
 	case f.failoverAfter > 0 && w.BacklogBytes > 0:
 		return errors.New("bench: --failover-after needs a live workload (duration or count): a backlog workload reads with nothing produced")
 	case !f.minio && !sharedBucket(f.objectStore):

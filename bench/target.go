@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -30,30 +31,43 @@ type TargetSpec struct {
 }
 
 // ParseTargetSpec reads one --vs element: "sediment", "cluster",
-// "kafka", "kfake" or a HOST:PORT of a running broker. A kafka spec
-// starts in Kafka's default configuration; its Kafka field takes extra
-// properties. A cluster spec runs sed on every broker, 3 by default.
+// "cluster:N", "kafka", "kfake" or a HOST:PORT of a running broker. A
+// kafka spec starts in Kafka's default configuration; its Kafka field
+// takes extra properties. A cluster spec runs sed on every broker: N of
+// them, or --cluster-brokers (0 here until set).
 func ParseTargetSpec(s string, sed SedimentLaunch) (TargetSpec, error) {
 	switch s = strings.TrimSpace(s); s {
 	case "sediment":
 		return TargetSpec{Kind: "sediment", Sediment: sed}, nil
 	case "cluster":
-		return TargetSpec{Kind: "cluster", Cluster: ClusterLaunch{Brokers: 3, Sediment: sed}}, nil
+		return TargetSpec{Kind: "cluster", Cluster: ClusterLaunch{Sediment: sed}}, nil
 	case "kafka":
 		return TargetSpec{Kind: "kafka"}, nil
 	case "kfake":
 		return TargetSpec{Kind: "kfake"}, nil
 	}
+	if n, ok := strings.CutPrefix(s, "cluster:"); ok {
+		brokers, err := strconv.Atoi(n)
+		if err != nil || brokers < 1 || brokers > maxClusterBrokers {
+			return TargetSpec{}, fmt.Errorf("bench: target %q: want cluster:N with N brokers, 1..%d", s, maxClusterBrokers)
+		}
+		return TargetSpec{Kind: "cluster", Cluster: ClusterLaunch{Brokers: brokers, Sediment: sed}}, nil
+	}
 	if _, _, err := net.SplitHostPort(s); err != nil {
-		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, cluster, kafka, kfake or HOST:PORT of a running broker", s)
+		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, cluster, cluster:N, kafka, kfake or HOST:PORT of a running broker", s)
 	}
 	return TargetSpec{Kind: "bootstrap", Addr: s}, nil
 }
 
-// Label is the target's name in reports.
+// Label is the target's name in reports: a cluster's names its brokers.
 func (s TargetSpec) Label() string {
-	if s.Kind == "bootstrap" {
+	switch s.Kind {
+	case "bootstrap":
 		return s.Addr
+	case "cluster":
+		if s.Cluster.Brokers > 0 {
+			return fmt.Sprintf("cluster:%d", s.Cluster.Brokers)
+		}
 	}
 	return s.Kind
 }

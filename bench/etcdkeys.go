@@ -11,8 +11,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/sediment-io/sediment/metadata"
 )
 
 // The keys the bench reads, under the cluster's prefix (the layout of
@@ -42,12 +40,12 @@ func readOwners(ctx context.Context, cli *clientv3.Client, prefix string, topics
 			return nil, fmt.Errorf("bench: etcd: no key %s%s%s", prefix, topicKeyPrefix, name)
 		}
 		var t struct {
-			ID metadata.TopicID `json:"id"`
+			ID string `json:"id"` // 32 lowercase hex digits
 		}
-		if err := json.Unmarshal(resp.Kvs[0].Value, &t); err != nil {
-			return nil, fmt.Errorf("bench: etcd: topic %s: %w", name, err)
+		if err := json.Unmarshal(resp.Kvs[0].Value, &t); err != nil || len(t.ID) != 32 {
+			return nil, fmt.Errorf("bench: etcd: topic %s = %q: want JSON with an \"id\" of 32 hex digits (%v)", name, resp.Kvs[0].Value, err)
 		}
-		own, err := cli.Get(ctx, prefix+ownerKeyPrefix+t.ID.String()+"/", clientv3.WithPrefix())
+		own, err := cli.Get(ctx, prefix+ownerKeyPrefix+t.ID+"/", clientv3.WithPrefix())
 		if err != nil {
 			return nil, fmt.Errorf("bench: etcd: owners of %s: %w", name, err)
 		}

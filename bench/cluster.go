@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -141,8 +143,23 @@ func (c *clusterTarget) waitMembers(ctx context.Context, within time.Duration) e
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("bench: cluster: Metadata lists %d of the %d brokers after %s (does `broker serve --metadata etcd://...` run as a cluster member?)",
-		seen, len(c.brokers), within)
+	return fmt.Errorf("bench: cluster: Metadata lists %d of the %d brokers after %s (does `broker serve --metadata etcd://...` run as a cluster member?); etcd holds %s",
+		seen, len(c.brokers), within, c.registered(ctx))
+}
+
+// registered lists the brokers/ keys in etcd, for an error message.
+func (c *clusterTarget) registered(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := c.etcd.client.Get(ctx, etcdPrefix+"/brokers/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return "(brokers/ unreadable: " + err.Error() + ")"
+	}
+	keys := []string{}
+	for _, kv := range resp.Kvs {
+		keys = append(keys, strings.TrimPrefix(string(kv.Key), etcdPrefix+"/"))
+	}
+	return fmt.Sprintf("%d brokers/ keys %v", len(keys), keys)
 }
 
 // seeds splits a Bootstrap address list.

@@ -111,7 +111,7 @@ func TestClusterSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, err = (Overrides{Duration: 3 * time.Second, ProducerRate: 1000, Partitions: 20}).Apply(w); err != nil {
+	if w, err = (Overrides{Duration: 3 * time.Second, ProducerRate: 1000, Partitions: 4}).Apply(w); err != nil {
 		t.Fatal(err)
 	}
 	spec := TargetSpec{Kind: "cluster", Cluster: ClusterLaunch{Brokers: 1, Sediment: SedimentLaunch{Bin: brokerBin}}}

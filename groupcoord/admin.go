@@ -67,12 +67,18 @@ func (c *Coordinator) Describe(id string) GroupDescription {
 	if err := c.checkGroupID(id); err != nil {
 		return GroupDescription{Group: id, Err: err, State: StateDead}
 	}
-	g := c.lookup(id)
+	g, err := c.lookup(id)
+	if err != nil {
+		return GroupDescription{Group: id, Err: err, State: StateDead}
+	}
 	if g == nil {
 		return GroupDescription{Group: id, Err: ErrGroupNotFound, State: StateDead}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.released {
+		return GroupDescription{Group: id, Err: ErrNotCoordinator, State: StateDead}
+	}
 	if g.state == StateDead {
 		return GroupDescription{Group: id, Err: ErrGroupNotFound, State: StateDead}
 	}
@@ -122,7 +128,11 @@ func (c *Coordinator) deleteGroup(id string, done func(error)) {
 		done(err)
 		return
 	}
-	g := c.lookup(id)
+	g, err := c.lookup(id)
+	if err != nil {
+		done(err)
+		return
+	}
 	if g == nil {
 		done(ErrGroupNotFound)
 		return
@@ -130,6 +140,8 @@ func (c *Coordinator) deleteGroup(id string, done func(error)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
+	case g.released:
+		done(ErrNotCoordinator)
 	case g.state == StateDead:
 		done(ErrGroupNotFound)
 	case g.state != StateEmpty || len(g.members) > 0 || len(g.pending) > 0:
@@ -147,6 +159,10 @@ func (g *group) deleteLocked(reason string, done func(error)) {
 	finish := func(err error) {
 		if err != nil {
 			g.setStateLocked(StateEmpty) // still there; a later attempt may succeed
+			// The deletion may have applied (an unknown outcome): the next
+			// change stores the record again, conditional on the version
+			// the persister read back.
+			g.persisted = false
 		} else {
 			g.c.forget(g)
 		}
@@ -158,11 +174,11 @@ func (g *group) deleteLocked(reason string, done func(error)) {
 		finish(nil)
 		return
 	}
-	err := g.c.persist.enqueue(&writeReq{w: deleteGroupWrite(g.id), apply: func(err error) {
+	err := g.enqueueLocked(deleteGroupWrite(g.id), func(err error) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		finish(err)
-	}})
+	})
 	if err != nil {
 		finish(err)
 	}

@@ -22,12 +22,18 @@ func (c *Coordinator) DeleteOffsets(group string, parts []metadata.GroupPartitio
 	if err := c.checkGroupID(group); err != nil {
 		return fail(err)
 	}
-	g := c.lookup(group)
+	g, err := c.lookup(group)
+	if err != nil {
+		return fail(err)
+	}
 	if g == nil {
 		return fail(ErrGroupNotFound)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.released {
+		return fail(ErrNotCoordinator)
+	}
 	if g.state == StateDead {
 		return fail(ErrGroupNotFound)
 	}

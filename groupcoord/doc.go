@@ -2,8 +2,21 @@
 // protocol: membership (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the
 // group state machine, session and rebalance timeouts, static membership
 // (KIP-345), committed offsets and the admin operations on groups
-// (list, describe, delete, delete offsets). This broker coordinates every
-// group.
+// (list, describe, delete, delete offsets).
+//
+// # Shards
+//
+// Groups are spread over Shards (64) coordinator shards by ShardOf, a
+// stable hash of the group id. On one node (Config.Fence nil) the
+// coordinator claims every shard at Open. In a cluster each shard has one
+// owner, which the cluster makes the coordinator of the shard with
+// AcquireShard (its groups and offsets are loaded from metadata in one
+// range read each; members keep their member ids, generation and
+// assignment), and takes away with ReleaseShard (a hand-over: the writes
+// already queued finish first) or DropShard (the lease expired or the
+// fence failed: at once). A request for a group of a shard not served here
+// gets ErrNotCoordinator, and so does one arriving while the cluster gives
+// no fence for the shard (past the broker's local lease deadline).
 //
 // # State machine
 //
@@ -34,8 +47,13 @@
 // Group records and offsets are stored in metadata (see metadata/doc.go
 // for the keys) by one persister goroutine that batches every pending
 // change of every group into one compare-and-swap transaction, conditional
-// on the coordinator's fence and on each group's record version: group
-// commit, as the WAL does for records. An offset commit is answered only
+// on the fence of every shard it touches (in a cluster, the revision of the
+// shard's own key; on one node, the claim) and on each group's record
+// version: group commit, as the WAL does for records. A transaction that
+// fails on a fence is never retried: the fence is read back, and a shard
+// whose fence moved is dropped, its waiting requests answered
+// NOT_COORDINATOR. A transaction of unknown outcome (etcd) is settled by
+// reading back, never by writing again. An offset commit is answered only
 // after its transaction; a group's record is written when a generation
 // completes (SyncGroup of the leader), when it becomes empty, and when a
 // static member is replaced, which is what a restarted coordinator resumes

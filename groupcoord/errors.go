@@ -15,7 +15,7 @@ var (
 	ErrRebalanceInProgress     = errors.New("groupcoord: rebalance in progress")
 	ErrFencedInstance          = errors.New("groupcoord: a newer member holds this group.instance.id")
 	ErrCoordinatorNotAvailable = errors.New("groupcoord: coordinator not available")
-	ErrNotCoordinator          = errors.New("groupcoord: not the coordinator (shut down or fenced)")
+	ErrNotCoordinator          = errors.New("groupcoord: not the coordinator of this group (its shard is not owned here, or the coordinator shut down)")
 	ErrGroupNotFound           = errors.New("groupcoord: group id not found")
 	ErrNonEmptyGroup           = errors.New("groupcoord: group is not empty")
 	ErrSubscribedToTopic       = errors.New("groupcoord: group is subscribed to the topic")

@@ -55,19 +55,33 @@ func (c *Coordinator) FetchOffsets(req FetchRequest) <-chan FetchResult {
 		out <- FetchResult{Err: ErrNotCoordinator}
 		return out
 	}
-	g := c.lookup(req.Group)
+	g, err := c.lookup(req.Group)
+	if err != nil {
+		out <- FetchResult{Err: err}
+		return out
+	}
 	if g == nil {
 		out <- c.fetchFrom(nil, req)
 		return out
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.released {
+		out <- FetchResult{Err: ErrNotCoordinator}
+		return out
+	}
 	if g.state == StateDead {
 		out <- c.fetchFrom(nil, req)
 		return out
 	}
 	if req.RequireStable && g.inflight > 0 {
-		g.stableWaiters = append(g.stableWaiters, func() { out <- c.fetchFrom(g.offsets, req) })
+		g.stableWaiters = append(g.stableWaiters, func() {
+			if g.released { // the shard moved while the commits were in flight
+				out <- FetchResult{Err: ErrNotCoordinator}
+				return
+			}
+			out <- c.fetchFrom(g.offsets, req)
+		})
 		return out
 	}
 	out <- c.fetchFrom(g.offsets, req)

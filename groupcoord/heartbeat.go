@@ -19,12 +19,18 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) error {
 	if err := c.checkGroupID(req.Group); err != nil {
 		return err
 	}
-	g := c.lookup(req.Group)
+	g, err := c.lookup(req.Group)
+	if err != nil {
+		return err
+	}
 	if g == nil {
 		return ErrUnknownMember
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.released {
+		return ErrNotCoordinator
+	}
 	if g.state == StateDead {
 		return ErrCoordinatorNotAvailable
 	}
@@ -58,7 +64,10 @@ func (c *Coordinator) Leave(group string, members []LeaveMember) ([]error, error
 		return nil, err
 	}
 	errs := make([]error, len(members))
-	g := c.lookup(group)
+	g, err := c.lookup(group)
+	if err != nil {
+		return nil, err
+	}
 	if g == nil {
 		for i := range errs {
 			errs[i] = ErrUnknownMember
@@ -67,6 +76,9 @@ func (c *Coordinator) Leave(group string, members []LeaveMember) ([]error, error
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.released {
+		return nil, ErrNotCoordinator
+	}
 	if g.state == StateDead {
 		return nil, ErrCoordinatorNotAvailable
 	}

@@ -57,22 +57,28 @@ func (c *Coordinator) Join(req JoinRequest) <-chan JoinResult {
 		out <- JoinResult{Err: err, MemberID: req.MemberID, Generation: -1}
 		return out
 	}
+	if err := c.checkGroupID(req.Group); err != nil {
+		return fail(err)
+	}
+	if _, err := c.ownerOf(req.Group); err != nil {
+		return fail(err)
+	}
 	s := c.settings()
 	switch {
-	case c.closed.Load():
-		return fail(ErrNotCoordinator)
-	case req.Group == "":
-		return fail(ErrInvalidGroupID)
 	case req.SessionTimeout < s.minSession || req.SessionTimeout > s.maxSession:
 		return fail(ErrInvalidSessionTimeout)
 	case req.ProtocolType == "" || len(req.Protocols) == 0:
 		return fail(ErrInconsistentProtocol)
 	}
 	var g *group
+	var err error
 	if req.MemberID == "" {
-		g = c.getOrCreate(req.Group)
-	} else if g = c.lookup(req.Group); g == nil {
+		g, err = c.getOrCreate(req.Group)
+	} else if g, err = c.lookup(req.Group); err == nil && g == nil {
 		return fail(ErrUnknownMember)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -92,6 +98,8 @@ func (c *Coordinator) Join(req JoinRequest) <-chan JoinResult {
 // has room for it.
 func (g *group) checkJoinLocked(req JoinRequest, maxSize int) error {
 	switch {
+	case g.released:
+		return ErrNotCoordinator
 	case g.state == StateDead:
 		return ErrCoordinatorNotAvailable
 	case !g.supportsLocked(req):

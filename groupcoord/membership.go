@@ -69,7 +69,7 @@ func (g *group) scheduleSessionAfterLocked(m *member, d time.Duration) {
 	m.sessionTimer = g.c.clock.AfterFunc(d, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.c.closed.Load() || g.members[m.id] != m || m.sessionSeq != seq {
+		if g.released || g.c.closed.Load() || g.members[m.id] != m || m.sessionSeq != seq {
 			return
 		}
 		g.onSessionExpiredLocked(m)
@@ -106,7 +106,7 @@ func (g *group) addPendingLocked(id string, session time.Duration) {
 	p.timer = g.c.clock.AfterFunc(session, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.c.closed.Load() || g.pending[id] != p {
+		if g.released || g.c.closed.Load() || g.pending[id] != p {
 			return
 		}
 		delete(g.pending, id)
@@ -175,12 +175,12 @@ func (g *group) resumeStaticLocked(m *member, prevLeader string) {
 	}
 	rec := g.recordLocked()
 	g.persisted = true
-	err := g.c.persist.enqueue(&writeReq{w: writeRecord(g.id, &rec), apply: func(err error) {
+	err := g.enqueueLocked(writeRecord(g.id, &rec), func(err error) {
 		if err != nil {
 			res = JoinResult{Err: err, MemberID: res.MemberID, Generation: -1}
 		}
 		out <- res
-	}})
+	})
 	if err != nil {
 		out <- JoinResult{Err: err, MemberID: res.MemberID, Generation: -1}
 	}
@@ -192,11 +192,11 @@ func (g *group) resumeStaticLocked(m *member, prevLeader string) {
 func (g *group) persistRecordLocked() {
 	rec := g.recordLocked()
 	g.persisted = true
-	err := g.c.persist.enqueue(&writeReq{w: writeRecord(g.id, &rec), apply: func(err error) {
+	err := g.enqueueLocked(writeRecord(g.id, &rec), func(err error) {
 		if err != nil {
 			g.c.lg.Warn("group record not stored", "group", g.id, "err", err)
 		}
-	}})
+	})
 	if err != nil {
 		g.c.lg.Warn("group record not stored", "group", g.id, "err", err)
 	}

@@ -12,10 +12,11 @@ type metrics struct {
 	persistTxns   prometheus.Counter
 	groupsByState *prometheus.Desc
 	members       *prometheus.Desc
+	shards        *prometheus.Desc
 	c             *Coordinator
 }
 
-func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
+func newMetrics(c *Coordinator) *metrics {
 	m := &metrics{
 		c: c,
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts{
@@ -30,17 +31,24 @@ func newMetrics(c *Coordinator, reg prometheus.Registerer) *metrics {
 			Name: "sediment_group_metadata_txns_total", Help: "Metadata transactions of the group persister (each holds many changes)."}),
 		groupsByState: prometheus.NewDesc("sediment_groups", "Consumer groups, by state.", []string{"state"}, nil),
 		members:       prometheus.NewDesc("sediment_group_members", "Members of all consumer groups.", nil, nil),
+		shards: prometheus.NewDesc("sediment_group_coordinator_shards",
+			"Coordinator shards this broker serves (all of them on one node).", nil, nil),
 	}
+	return m
+}
+
+// register registers the collectors with reg (nil: not registered).
+func (m *metrics) register(reg prometheus.Registerer) {
 	if reg != nil {
 		reg.MustRegister(m.rebalances, m.removals, m.commits, m.commitReqs, m.persistTxns, m)
 	}
-	return m
 }
 
 // Describe implements prometheus.Collector for the gauges read on scrape.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.groupsByState
 	ch <- m.members
+	ch <- m.shards
 }
 
 // Collect implements prometheus.Collector.
@@ -57,4 +65,5 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.groupsByState, prometheus.GaugeValue, float64(byState[s]), s.String())
 	}
 	ch <- prometheus.MustNewConstMetric(m.members, prometheus.GaugeValue, float64(members))
+	ch <- prometheus.MustNewConstMetric(m.shards, prometheus.GaugeValue, float64(m.c.ownedShards()))
 }

@@ -42,7 +42,11 @@ func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
 		out <- CommitResult{Err: ErrNotCoordinator}
 		return out
 	}
-	g := c.lookup(req.Group)
+	g, err := c.lookup(req.Group)
+	if err != nil {
+		out <- CommitResult{Err: err}
+		return out
+	}
 	if g == nil {
 		if req.Generation >= 0 {
 			err := ErrIllegalGeneration
@@ -52,7 +56,11 @@ func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
 			out <- CommitResult{Err: err}
 			return out
 		}
-		g = c.getOrCreate(req.Group) // a standalone commit creates the group
+		// A standalone commit creates the group.
+		if g, err = c.getOrCreate(req.Group); err != nil {
+			out <- CommitResult{Err: err}
+			return out
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -69,6 +77,8 @@ func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
 // current generation outside CompletingRebalance.
 func (g *group) checkCommitLocked(req CommitRequest) error {
 	switch {
+	case g.released:
+		return ErrNotCoordinator
 	case g.state == StateDead:
 		return ErrCoordinatorNotAvailable
 	case req.Generation < 0 && g.state == StateEmpty:
@@ -139,12 +149,12 @@ func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func(erro
 		g.persisted = true
 	}
 	g.inflight++
-	err := g.c.persist.enqueue(&writeReq{w: w, apply: func(err error) {
+	err := g.enqueueLocked(w, func(err error) {
 		g.mu.Lock()
 		g.offsetsStoredLocked(writes, created, err)
 		g.mu.Unlock()
 		done(err)
-	}})
+	})
 	if err != nil {
 		g.inflight--
 		g.persisted = !created

@@ -4,17 +4,27 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"slices"
 	"sync"
 
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// maxWritesPerTxn bounds one metadata transaction of the persister.
-const maxWritesPerTxn = 512
+// Bounds of one metadata transaction of the persister: changes, and
+// conditions and writes (each; etcd's default --max-txn-ops, which it
+// checks separately for both). A change larger than that goes alone.
+const (
+	maxWritesPerTxn = 512
+	maxTxnOps       = 128
+)
 
 // writeReq is one group change waiting for the persister.
 type writeReq struct {
-	w metadata.GroupWrite
+	own *shardOwner // the ownership the change is made under
+	// barrier: no change; apply runs once every change queued before it
+	// was applied (ReleaseShard waits on it).
+	barrier bool
+	w       metadata.GroupWrite
 	// apply runs on the persister goroutine once the change is durable
 	// (err nil) or failed, in the order the changes were queued. It takes
 	// the group's lock itself.
@@ -23,13 +33,10 @@ type writeReq struct {
 
 // persister makes group changes durable: one goroutine takes every queued
 // change and writes them in one transaction (group commit), so a thousand
-// commits pending at once cost one metadata write, not a thousand.
+// commits pending at once cost one metadata write, not a thousand. Each
+// transaction carries the fences of the shards its changes belong to.
 type persister struct {
-	c     *Coordinator
-	fence int64
-	// versions is each group record's version in metadata (absent: no
-	// record). Only the run goroutine uses it once it started.
-	versions map[string]int64
+	c *Coordinator
 
 	mu     sync.Mutex // guards queue and closed
 	queue  []*writeReq
@@ -39,8 +46,8 @@ type persister struct {
 	done chan struct{} // closed when run returns
 }
 
-func newPersister(c *Coordinator, fence int64, versions map[string]int64) *persister {
-	p := &persister{c: c, fence: fence, versions: versions, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newPersister(c *Coordinator) *persister {
+	p := &persister{c: c, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go pprof.Do(context.Background(), pprof.Labels("sediment", "groupcoord-persister"), func(context.Context) {
 		defer close(p.done)
 		p.run()
@@ -49,10 +56,12 @@ func newPersister(c *Coordinator, fence int64, versions map[string]int64) *persi
 }
 
 // enqueue queues a change. It never blocks and never calls apply itself,
-// so callers may hold a group's lock; it fails once the persister closed.
+// so callers may hold a group's lock; it fails once the persister closed,
+// and for a shard being released or dropped. The check is under mu, so
+// that a release's barrier comes after every change it let in.
 func (p *persister) enqueue(r *writeReq) error {
 	p.mu.Lock()
-	if p.closed {
+	if p.closed || r.own.dropped.Load() || (r.own.releasing.Load() && !r.barrier) {
 		p.mu.Unlock()
 		return ErrNotCoordinator
 	}
@@ -99,7 +108,7 @@ func (p *persister) run() {
 				break
 			}
 			for len(batch) > 0 {
-				n := min(len(batch), maxWritesPerTxn)
+				n := txnSize(batch)
 				p.flush(batch[:n])
 				batch = batch[n:]
 			}
@@ -107,66 +116,171 @@ func (p *persister) run() {
 	}
 }
 
+// txnSize returns how many changes at the head of batch fit in one
+// transaction.
+func txnSize(batch []*writeReq) int {
+	conds, ops := 0, 0
+	groups, fences := map[string]bool{}, map[metadata.Cond]bool{}
+	for i, r := range batch {
+		c, o := 0, 0
+		if !r.barrier {
+			c, o = changeSize(r, groups, fences)
+		}
+		if i > 0 && (i == maxWritesPerTxn || conds+c > maxTxnOps || ops+o > maxTxnOps) {
+			return i
+		}
+		if !r.barrier {
+			groups[r.w.Group], fences[r.own.fence] = true, true
+		}
+		conds, ops = conds+c, ops+o
+	}
+	return len(batch)
+}
+
+// changeSize is the conditions and writes a change adds to a transaction
+// already holding groups and fences.
+func changeSize(r *writeReq, groups map[string]bool, fences map[metadata.Cond]bool) (conds, ops int) {
+	ops = len(r.w.Offsets)
+	if r.w.Record != nil {
+		ops++
+	}
+	if r.w.Delete {
+		ops += 2
+	}
+	if !groups[r.w.Group] {
+		conds++
+	}
+	if !fences[r.own.fence] {
+		conds++
+	}
+	return conds, ops
+}
+
 // flush writes one batch. When a batch of several fails, each change is
-// tried alone, so that one bad change never fails the others.
+// tried alone, so that one bad change never fails the others; except after
+// an unknown outcome, which is settled by reading back, never by writing
+// again. Changes of a shard no longer writable here fail untried.
 func (p *persister) flush(batch []*writeReq) {
-	err := p.write(batch)
-	if err != nil && len(batch) > 1 {
+	live := make([]*writeReq, 0, len(batch))
+	for _, r := range batch {
+		if !r.barrier && p.c.writable(r.own) {
+			live = append(live, r)
+		}
+	}
+	var err error
+	if len(live) > 0 {
+		err = p.write(live)
+	}
+	if err != nil && len(live) > 1 && !metadata.IsUncertain(err) {
 		for _, r := range batch {
 			p.flush([]*writeReq{r})
 		}
 		return
 	}
+	i := 0
 	for _, r := range batch {
-		r.apply(err)
+		switch {
+		case r.barrier:
+			r.apply(nil)
+		case i < len(live) && live[i] == r:
+			i++
+			r.apply(outcome(r, err))
+		default:
+			r.apply(ErrNotCoordinator)
+		}
 	}
 }
 
-// write makes batch durable in one transaction and tracks the record
-// versions it produced.
+// outcome is the error a written change is answered with: a change of a
+// shard dropped because of the failure is answered NOT_COORDINATOR, so
+// that its client looks for the new coordinator.
+func outcome(r *writeReq, err error) error {
+	if err != nil && r.own.dropped.Load() {
+		return ErrNotCoordinator
+	}
+	return err
+}
+
+// write makes batch durable in one transaction, fenced by the shards it
+// touches, and tracks the record versions it produced.
 func (p *persister) write(batch []*writeReq) error {
 	writes := make([]metadata.GroupWrite, len(batch))
+	versions := map[string]int64{}
+	var fences []metadata.Cond
 	for i, r := range batch {
 		writes[i] = r.w
+		if v, ok := r.own.versions[r.w.Group]; ok {
+			versions[r.w.Group] = v
+		}
+		if !slices.Contains(fences, r.own.fence) {
+			fences = append(fences, r.own.fence)
+		}
 	}
-	rev, err := p.c.meta.WriteGroups(context.Background(), p.fence, p.versions, writes)
+	rev, err := p.c.meta.WriteGroups(context.Background(), fences, versions, writes)
 	if err != nil {
-		if metadata.IsConflict(err) {
-			p.refresh(writes)
+		if metadata.IsConflict(err) || metadata.IsUncertain(err) {
+			p.settle(batch)
 		}
 		p.c.lg.Warn("group changes not stored", "changes", len(batch), "err", err)
 		return fmt.Errorf("groupcoord: store group changes: %w: %w", ErrCoordinatorNotAvailable, err)
 	}
-	for _, w := range writes {
-		if w.Delete {
-			delete(p.versions, w.Group)
+	for _, r := range batch {
+		if r.w.Delete {
+			delete(r.own.versions, r.w.Group)
 		}
-		if w.Record != nil {
-			p.versions[w.Group] = rev
+		if r.w.Record != nil {
+			r.own.versions[r.w.Group] = rev
 		}
 	}
 	p.c.m.persistTxns.Inc()
 	return nil
 }
 
-// refresh re-reads the record versions of the groups of a failed batch
-// after a lost compare-and-swap, so that one surprise does not fail every
-// later write of those groups. A moved fence means another coordinator
-// took over: that is logged, and every write fails from then on.
-func (p *persister) refresh(writes []metadata.GroupWrite) {
-	for _, w := range writes {
-		v, err := p.c.meta.GroupVersion(context.Background(), w.Group)
+// settle reads back what a lost compare-and-swap, or a transaction of
+// unknown outcome, left: first the fences (a shard whose fence moved was
+// taken over: it is dropped, never retried), then the record versions of
+// the other groups of the batch, so that one surprise does not fail every
+// later write of those groups.
+func (p *persister) settle(batch []*writeReq) {
+	ctx := context.Background()
+	holds := map[metadata.Cond]bool{}
+	for _, r := range batch {
+		h, checked := holds[r.own.fence]
+		if !checked {
+			var err error
+			if h, err = p.c.meta.GroupFenceHolds(ctx, r.own.fence); err != nil {
+				h = true // unknown: the next write reads it again
+			}
+			holds[r.own.fence] = h
+		}
+		if !h {
+			p.c.lg.Error("group coordinator shard fenced: another coordinator owns it now", "shard", r.own.shard,
+				"fence", r.own.fence.Version)
+			p.c.dropOwner(r.own, "dropped: its fence moved")
+		}
+	}
+	for _, r := range batch {
+		if r.own.dropped.Load() {
+			continue
+		}
+		v, err := p.c.meta.GroupVersion(ctx, r.w.Group)
 		if err != nil {
 			return
 		}
 		if v == 0 {
-			delete(p.versions, w.Group)
+			delete(r.own.versions, r.w.Group)
 		} else {
-			p.versions[w.Group] = v
+			r.own.versions[r.w.Group] = v
 		}
 	}
-	p.c.lg.Error("group coordinator lost a compare-and-swap: another writer changed group metadata (or fenced this coordinator)",
-		"groups", len(writes))
+	p.c.lg.Error("group coordinator lost a compare-and-swap (or its outcome is unknown): group metadata was read back",
+		"changes", len(batch))
+}
+
+// enqueueLocked queues a change of g under the shard ownership g belongs
+// to; apply runs once it is durable or failed.
+func (g *group) enqueueLocked(w metadata.GroupWrite, apply func(error)) error {
+	return g.c.persist.enqueue(&writeReq{own: g.own, w: w, apply: apply})
 }
 
 // writeRecord is the change that stores a group's record.

@@ -11,8 +11,9 @@ import (
 // group is one consumer group: its membership, its generation and its
 // committed offsets. All of it is owned by mu.
 type group struct {
-	c  *Coordinator
-	id string
+	c   *Coordinator
+	own *shardOwner // the shard ownership it was created or loaded under
+	id  string
 
 	mu           sync.Mutex // guards every field below
 	state        State
@@ -43,11 +44,14 @@ type group struct {
 	// stableWaiters run once no offset write is in flight (OffsetFetch
 	// with require_stable).
 	stableWaiters []func()
+	// released: its shard was released or dropped (or the coordinator
+	// closed); it answers ErrNotCoordinator and runs no timer.
+	released bool
 }
 
-func newGroup(c *Coordinator, id string) *group {
+func newGroup(c *Coordinator, own *shardOwner, id string) *group {
 	return &group{
-		c: c, id: id, state: StateEmpty, stateSince: c.clock.Now(),
+		c: c, own: own, id: id, state: StateEmpty, stateSince: c.clock.Now(),
 		members: map[string]*member{}, static: map[string]string{}, pending: map[string]*pendingMember{},
 		pendingSync: map[string]bool{}, offsets: map[metadata.GroupPartition]*offsetState{},
 	}
@@ -119,7 +123,7 @@ func (g *group) armRebalanceTimerLocked(d time.Duration, fn func()) {
 	g.rebalanceTimer = g.c.clock.AfterFunc(d, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if seq != g.rebalanceSeq || g.c.closed.Load() {
+		if seq != g.rebalanceSeq || g.released || g.c.closed.Load() {
 			return
 		}
 		g.rebalanceTimer = nil
@@ -146,8 +150,8 @@ func (g *group) recordLocked() metadata.GroupRecord {
 // loadGroup rebuilds a group from its stored form: Stable when the stored
 // generation has members (they resume with their assignments, each with a
 // fresh session timeout), Empty otherwise.
-func loadGroup(c *Coordinator, sg metadata.StoredGroup) *group {
-	g := newGroup(c, sg.ID)
+func loadGroup(c *Coordinator, own *shardOwner, sg metadata.StoredGroup) *group {
+	g := newGroup(c, own, sg.ID)
 	rec := sg.Record
 	g.protocolType, g.protocol, g.generation, g.leader = rec.ProtocolType, rec.Protocol, rec.Generation, rec.Leader
 	g.stateSince = time.UnixMilli(rec.StateMs)
@@ -179,8 +183,9 @@ func loadGroup(c *Coordinator, sg metadata.StoredGroup) *group {
 }
 
 // shutdownLocked stops the group's timers and answers every waiting
-// request: the coordinator is closing.
+// request: the coordinator is closing, or no longer owns the group's shard.
 func (g *group) shutdownLocked() {
+	g.released = true
 	g.stopRebalanceTimerLocked()
 	for id, p := range g.pending {
 		p.timer.Stop()

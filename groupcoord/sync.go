@@ -30,7 +30,11 @@ func (c *Coordinator) Sync(req SyncRequest) <-chan SyncResult {
 		out <- SyncResult{Err: err}
 		return out
 	}
-	g := c.lookup(req.Group)
+	g, err := c.lookup(req.Group)
+	if err != nil {
+		out <- SyncResult{Err: err}
+		return out
+	}
 	if g == nil {
 		out <- SyncResult{Err: ErrUnknownMember}
 		return out
@@ -72,6 +76,9 @@ func (c *Coordinator) checkGroupID(id string) error {
 // checkSyncLocked validates a SyncGroup against the group: member,
 // generation, protocol, and a state in which syncing makes sense.
 func (g *group) checkSyncLocked(req SyncRequest) (*member, error) {
+	if g.released {
+		return nil, ErrNotCoordinator
+	}
 	if g.state == StateDead {
 		return nil, ErrCoordinatorNotAvailable
 	}
@@ -104,11 +111,11 @@ func (g *group) storeAssignmentLocked(assignments map[string][]byte) {
 	rec := g.recordLocked()
 	rec.StateMs = g.c.clock.Now().UnixMilli()
 	g.persisted = true
-	err := g.c.persist.enqueue(&writeReq{w: writeRecord(g.id, &rec), apply: func(err error) {
+	err := g.enqueueLocked(writeRecord(g.id, &rec), func(err error) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.assignmentStoredLocked(gen, err)
-	}})
+	})
 	if err != nil {
 		g.assignmentStoredLocked(gen, err)
 	}
@@ -118,7 +125,7 @@ func (g *group) storeAssignmentLocked(assignments map[string][]byte) {
 // assignments, unless a rebalance superseded it meanwhile. A failed write
 // fails the waiting SyncGroups and starts over.
 func (g *group) assignmentStoredLocked(gen int32, err error) {
-	if g.generation != gen || g.state != StateCompletingRebalance || !g.storing {
+	if g.released || g.generation != gen || g.state != StateCompletingRebalance || !g.storing {
 		return
 	}
 	g.storing = false

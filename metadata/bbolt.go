@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -106,6 +107,9 @@ func (b *Bolt) Txn(_ context.Context, conds []Cond, ops []Op) (int64, error) {
 	if err := b.Failure(); err != nil {
 		return 0, err
 	}
+	if err := refuseLeases(ops); err != nil {
+		return 0, err
+	}
 	var rev int64
 	applied := false // the ops are in the transaction: an error now is the commit's
 	err := b.db.Update(func(tx *bolt.Tx) error {
@@ -138,6 +142,19 @@ func (b *Bolt) Txn(_ context.Context, conds []Cond, ops []Op) (int64, error) {
 		return 0, fmt.Errorf("metadata: bbolt txn: %w", err)
 	}
 	return rev, nil
+}
+
+// ErrNoLeases is returned by the bbolt backend for a write tied to a lease:
+// leases, and with them cluster mode, need --metadata etcd.
+var ErrNoLeases = errors.New("metadata: bbolt has no leases: cluster mode needs --metadata etcd://")
+
+func refuseLeases(ops []Op) error {
+	for _, op := range ops {
+		if op.Lease != 0 {
+			return fmt.Errorf("%w (write of %q on lease %x)", ErrNoLeases, op.Key, op.Lease)
+		}
+	}
+	return nil
 }
 
 func applyBoltOp(kv *bolt.Bucket, op Op, rev int64) error {

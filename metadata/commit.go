@@ -19,9 +19,13 @@ type PartitionKey struct {
 // ProducerWindow of them). Producers is stored as the segment's producer
 // delta (see producers.go): a commit never rewrites the partition's whole
 // producer table.
+//
+// Fence, when set, is the condition that holds only while the committer
+// owns the partition (a cluster; nil: one node, unfenced).
 type SegmentCommit struct {
 	Segment   Segment
 	Producers []ProducerState
+	Fence     *Cond
 }
 
 // GapError is CommitSegments' answer when segments do not start at their
@@ -60,6 +64,11 @@ func (e *GapError) Unwrap() error { return ErrOffsetGap }
 // returned, and the caller must settle with ObjectKnown before it commits
 // the same object again (a second commit would find its own segments and
 // report a gap).
+//
+// Every Fence joins the transaction's conditions. A gap or a lost
+// compare-and-swap is first checked against the fences (their keys are read
+// back): when any failed, the answer is a *NotOwnerError naming those
+// partitions, nothing is written, and nothing is retried.
 func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (skipped []PartitionKey, err error) {
 	for _, c := range commits {
 		if c.Segment.Object != commits[0].Segment.Object {
@@ -74,6 +83,12 @@ func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (sk
 			s.commits.forget(commits)
 			cached = false
 			continue
+		}
+		if err != nil && errors.Is(err, ErrOffsetGap) {
+			// A new owner's commits are a gap to the old one: say so.
+			if nerr := s.notOwner(ctx, commits); nerr != nil {
+				return nil, nerr
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -93,12 +108,33 @@ func (s *Store) CommitSegments(ctx context.Context, commits []SegmentCommit) (sk
 			}
 			return nil, fmt.Errorf("metadata: commit segments: %w", err)
 		}
+		if nerr := s.notOwner(ctx, commits); nerr != nil {
+			return nil, nerr
+		}
 		if err := s.sweptErr(ctx, commits[0].Segment.Object); err != nil {
 			return nil, err
 		}
 		cached = false
 	}
 	return nil, fmt.Errorf("metadata: commit segments: %w", ErrTooManyRetries)
+}
+
+// notOwner returns a *NotOwnerError naming the commits whose fence failed,
+// the error of reading a fence, or nil when every fence holds.
+func (s *Store) notOwner(ctx context.Context, commits []SegmentCommit) error {
+	keys := make([]PartitionKey, len(commits))
+	fences := make([]*Cond, len(commits))
+	for i, c := range commits {
+		keys[i], fences[i] = PartitionKey{c.Segment.Topic, c.Segment.Partition}, c.Fence
+	}
+	failed, err := s.failedFences(ctx, keys, fences)
+	if err != nil {
+		return fmt.Errorf("metadata: commit segments: %w", err)
+	}
+	if len(failed) > 0 {
+		return &NotOwnerError{Partitions: failed}
+	}
+	return nil
 }
 
 // commitPlan is one attempt of a CommitSegments: its transaction, the
@@ -144,6 +180,9 @@ func (s *Store) planCommit(ctx context.Context, commits []SegmentCommit, cached 
 			continue
 		}
 		plan.conds = append(plan.conds, Cond{Key: key, Version: st.Version})
+		if c.Fence != nil {
+			plan.conds = append(plan.conds, *c.Fence)
+		}
 		if len(st.Producers) > 0 {
 			mc, mo := migrateProducerOps(seg.Topic, seg.Partition, st.Producers)
 			plan.conds, plan.ops = append(plan.conds, mc...), append(plan.ops, mo...)

@@ -25,10 +25,26 @@
 //	deleted-topics/<topic-id-hex>               DeletedTopic: deleted, its index not yet released
 //	config/broker                               map[string]string
 //	producerids/next                            int64, the next unallocated id
-//	groupcoord/owner                            the group coordinator's fence (node id, claim time);
-//	                                            every group write is conditional on its version
-//	groups/<group-id, path-escaped>             GroupRecord: the last completed generation
-//	offsets/<group-id, path-escaped>/<topic>/<partition %010d>   CommittedOffset
+//	groupcoord/owner                            the one-node group coordinator's fence (node id, claim
+//	                                            time); its group writes are conditional on its version
+//	groupcoord/layout                           present once the group keys below carry their shard
+//	groups/<shard %03d>/<group-id, path-escaped>   GroupRecord: the last completed generation
+//	offsets/<shard %03d>/<group-id, path-escaped>/<topic>/<partition %010d>   CommittedOffset
+//
+// A group's shard is GroupShard(id): FNV-1a 32 of the id, mod 64. A shard's
+// groups and offsets are each one range, which is what a coordinator taking
+// over the shard reads; in a cluster every write of a shard's groups is
+// conditional on the revision of that shard's own key (own/shards/<shard>).
+// Stores written before shards existed are moved to this layout once, by
+// MigrateGroupKeys.
+//
+// In a cluster (etcd), also:
+//
+//	own/parts/<topic-id-hex>/<partition %010d>  OwnerRecord, on the owner's session lease:
+//	                                            its version is the partition's fence (ownership.go)
+//	own/shards/<shard %03d>                     OwnerRecord of a group-coordinator shard
+//	brokers/<node-id %010d>, members/<node-id %010d>, placement/..., controller/...
+//	                                            the cluster package's keys (see its doc)
 //
 // Group ids may hold any byte, so they are path-escaped (url.PathEscape:
 // a '/' becomes %2F) and one group's keys are never a prefix of another's.

@@ -3,47 +3,63 @@ package metadata
 import (
 	"context"
 	"fmt"
-	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
 
-// ClaimGroups makes the caller the owner of every consumer group and
-// returns the fence version that its WriteGroups calls must present. A
-// coordinator that claims after it fences the earlier one out: the earlier
-// one's writes fail with ErrConflict from then on.
-func (s *Store) ClaimGroups(ctx context.Context, nodeID int32) (int64, error) {
+// ClaimGroups makes the caller the owner of every consumer group (one
+// node) and returns the fences its WriteGroups calls must present: one
+// condition, on the claim. A coordinator that claims after it fences the
+// earlier one out: the earlier one's writes fail with ErrConflict from then
+// on.
+func (s *Store) ClaimGroups(ctx context.Context, nodeID int32) ([]Cond, error) {
 	owner := map[string]int64{"node_id": int64(nodeID), "claimed_ms": time.Now().UnixMilli()}
 	for range maxCASRetries {
 		it, _, err := s.kv.Get(ctx, groupOwnerKey)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		rev, err := s.kv.Txn(ctx, []Cond{{Key: groupOwnerKey, Version: it.Version}}, []Op{putJSON(groupOwnerKey, owner)})
 		if err == nil {
-			return rev, nil
+			return []Cond{{Key: groupOwnerKey, Version: rev}}, nil
 		}
 		if !IsConflict(err) {
-			return 0, fmt.Errorf("metadata: claim groups: %w", err)
+			return nil, fmt.Errorf("metadata: claim groups: %w", err)
 		}
 	}
-	return 0, fmt.Errorf("metadata: claim groups: %w", ErrTooManyRetries)
+	return nil, fmt.Errorf("metadata: claim groups: %w", ErrTooManyRetries)
 }
 
-// LoadGroups returns every stored group with its offsets, sorted by id.
-// Offsets whose group has no record (which WriteGroups never leaves behind)
-// are ignored.
+// LoadGroups returns every stored group of every shard with its offsets,
+// sorted by id. Offsets whose group has no record (which
+// WriteGroups never leaves behind) are ignored.
 func (s *Store) LoadGroups(ctx context.Context) ([]StoredGroup, error) {
-	items, err := s.kv.Range(ctx, "groups/", PrefixEnd("groups/"), 0, false)
+	out, err := s.loadGroupsUnder(ctx, "groups/", "offsets/")
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, err
+}
+
+// LoadShardGroups returns the stored groups of one coordinator shard with
+// their offsets, sorted by escaped id: one range read for the records, one for the
+// offsets.
+func (s *Store) LoadShardGroups(ctx context.Context, shard int32) ([]StoredGroup, error) {
+	if shard < 0 || shard >= GroupShards {
+		return nil, fmt.Errorf("metadata: group shard %d outside [0, %d)", shard, GroupShards)
+	}
+	return s.loadGroupsUnder(ctx, groupShardPrefix(shard), offsetShardPrefix(shard))
+}
+
+func (s *Store) loadGroupsUnder(ctx context.Context, groups, offsets string) ([]StoredGroup, error) {
+	items, err := s.kv.Range(ctx, groups, PrefixEnd(groups), 0, false)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]StoredGroup, 0, len(items))
-	byID := make(map[string]*StoredGroup, len(items))
 	for _, it := range items {
-		id, err := url.PathUnescape(strings.TrimPrefix(it.Key, "groups/"))
+		id, err := parseGroupKey(it.Key)
 		if err != nil {
-			return nil, fmt.Errorf("metadata: group key %q: %w", it.Key, err)
+			return nil, err
 		}
 		g := StoredGroup{ID: id, Version: it.Version, Offsets: map[GroupPartition]CommittedOffset{}}
 		if err := jsonDecode(it, &g.Record); err != nil {
@@ -51,14 +67,15 @@ func (s *Store) LoadGroups(ctx context.Context) ([]StoredGroup, error) {
 		}
 		out = append(out, g)
 	}
+	byID := make(map[string]*StoredGroup, len(out))
 	for i := range out {
 		byID[out[i].ID] = &out[i]
 	}
-	return out, s.loadOffsets(ctx, byID)
+	return out, s.loadOffsets(ctx, offsets, byID)
 }
 
-func (s *Store) loadOffsets(ctx context.Context, groups map[string]*StoredGroup) error {
-	items, err := s.kv.Range(ctx, "offsets/", PrefixEnd("offsets/"), 0, false)
+func (s *Store) loadOffsets(ctx context.Context, prefix string, groups map[string]*StoredGroup) error {
+	items, err := s.kv.Range(ctx, prefix, PrefixEnd(prefix), 0, false)
 	if err != nil {
 		return err
 	}
@@ -86,13 +103,14 @@ func (s *Store) GroupVersion(ctx context.Context, group string) (int64, error) {
 	return it.Version, err
 }
 
-// WriteGroups applies writes in one transaction, in order, if the owner
-// fence is still at fence and every group touched is still at the version
-// given in versions (absent: the group has no record). Many groups' commits
-// of many partitions thus cost one transaction. It returns the revision
-// written, which is the new version of every record it put.
-func (s *Store) WriteGroups(ctx context.Context, fence int64, versions map[string]int64, writes []GroupWrite) (int64, error) {
-	conds := []Cond{{Key: groupOwnerKey, Version: fence}}
+// WriteGroups applies writes in one transaction, in order, if every fence
+// still holds (the own key of each shard the writes touch, or the one-node
+// claim) and every group touched is still at the version given in versions
+// (absent: the group has no record). Many groups' commits of many
+// partitions thus cost one transaction. It returns the revision written,
+// which is the new version of every record it put.
+func (s *Store) WriteGroups(ctx context.Context, fences []Cond, versions map[string]int64, writes []GroupWrite) (int64, error) {
+	conds := append([]Cond(nil), fences...)
 	exists := map[string]bool{}
 	var ops []Op
 	for _, w := range writes {
@@ -111,6 +129,16 @@ func (s *Store) WriteGroups(ctx context.Context, fence int64, versions map[strin
 		return 0, fmt.Errorf("metadata: write %d group changes: %w", len(writes), err)
 	}
 	return rev, nil
+}
+
+// GroupFenceHolds reports whether a fence's key is still at its version: the
+// read-back that tells a lost fence from any other lost compare-and-swap.
+func (s *Store) GroupFenceHolds(ctx context.Context, fence Cond) (bool, error) {
+	it, _, err := s.kv.Get(ctx, fence.Key)
+	if err != nil {
+		return false, fmt.Errorf("metadata: read fence %s: %w", fence.Key, err)
+	}
+	return it.Version == fence.Version, nil
 }
 
 // groupWriteOps turns one write into ops, tracking in exists whether the

@@ -3,6 +3,8 @@ package metadata_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/sediment-io/sediment/metadata"
@@ -99,4 +101,80 @@ func TestWriteGroupsConditions(t *testing.T) {
 	if v, err := s.GroupVersion(ctx, "g"); err != nil || v != rev {
 		t.Fatalf("group version %d (%v), want %d: offsets do not change the record", v, err, rev)
 	}
+}
+
+// TestGroupShard: the shard of a group is FNV-1a 32 of its id mod 64,
+// pinned here because it is part of the key layout.
+func TestGroupShard(t *testing.T) {
+	for id, want := range map[string]int32{"": 5, "g": 6, "orders-consumers": 48} {
+		if got := metadata.GroupShard(id); got != want {
+			t.Errorf("GroupShard(%q) = %d, want %d", id, got, want)
+		}
+	}
+}
+
+// TestShardFencedGroups: a write carrying a shard's fence lands while the
+// shard's own key is at that version and changes nothing once it moved;
+// LoadShardGroups returns the shard's groups only.
+func TestShardFencedGroups(t *testing.T) {
+	ctx := context.Background()
+	kv, s := newBoltKV(t)
+	a, b := idsInDistinctShards()
+	own := func() metadata.Cond {
+		key := fmt.Sprintf("own/shards/%03d", metadata.GroupShard(a))
+		it, _, _ := kv.Get(ctx, key)
+		rev, err := kv.Txn(ctx, []metadata.Cond{{Key: key, Version: it.Version}}, []metadata.Op{metadata.Put(key, []byte("{}"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return metadata.Cond{Key: key, Version: rev}
+	}
+	fence := own()
+	writes := []metadata.GroupWrite{
+		{Group: a, Record: &metadata.GroupRecord{Generation: 2}, Offsets: []metadata.OffsetWrite{{GroupPartition: gp("t", 0), Offset: offsetAt(5)}}},
+		{Group: b, Record: &metadata.GroupRecord{Generation: 9}},
+	}
+	rev, err := s.WriteGroups(ctx, []metadata.Cond{fence}, nil, writes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadShardGroups(ctx, metadata.GroupShard(a))
+	if err != nil || len(got) != 1 || got[0].ID != a || got[0].Record.Generation != 2 || got[0].Offsets[gp("t", 0)].Offset != 5 {
+		t.Fatalf("shard of %q: %+v err %v", a, got, err)
+	}
+	if ok, err := s.GroupFenceHolds(ctx, fence); !ok || err != nil {
+		t.Fatalf("fence holds: %v %v", ok, err)
+	}
+	own() // the shard moves
+	late := []metadata.GroupWrite{{Group: a, Offsets: []metadata.OffsetWrite{{GroupPartition: gp("t", 0), Offset: offsetAt(6)}}}}
+	if _, err := s.WriteGroups(ctx, []metadata.Cond{fence}, map[string]int64{a: rev}, late); !metadata.IsConflict(err) {
+		t.Fatalf("write behind a moved fence: %v", err)
+	}
+	if ok, err := s.GroupFenceHolds(ctx, fence); ok || err != nil {
+		t.Fatalf("moved fence holds: %v %v", ok, err)
+	}
+	if got, _ := s.LoadShardGroups(ctx, metadata.GroupShard(a)); got[0].Offsets[gp("t", 0)].Offset != 5 {
+		t.Fatalf("offset after the late write: %+v", got[0].Offsets)
+	}
+}
+
+// idsInDistinctShards returns two group ids of different shards.
+func idsInDistinctShards() (string, string) {
+	for i := range 100 {
+		b := fmt.Sprintf("group-%d", i)
+		if metadata.GroupShard(b) != metadata.GroupShard("group-a") {
+			return "group-a", b
+		}
+	}
+	panic("every id in one shard")
+}
+
+func newBoltKV(t *testing.T) (metadata.KV, *metadata.Store) {
+	t.Helper()
+	kv, err := metadata.OpenBolt(filepath.Join(t.TempDir(), "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kv.Close() })
+	return kv, metadata.NewStore(kv)
 }

@@ -3,6 +3,7 @@ package metadata
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"strconv"
 	"strings"
@@ -90,37 +91,72 @@ type OffsetWrite struct {
 	Offset *CommittedOffset
 }
 
-// groupOwnerKey is the coordinator's fence: it is rewritten by every
-// coordinator that takes over the groups, and every group write is
-// conditional on it.
+// groupOwnerKey is the one-node coordinator's fence: it is rewritten by
+// every coordinator that takes over the groups (ClaimGroups), and every
+// group write of a one-node coordinator is conditional on it. A cluster
+// fences each shard with its own key instead.
 const groupOwnerKey = "groupcoord/owner"
+
+// GroupShards is the number of coordinator shards consumer groups are
+// spread over. Frozen: it is part of the key layout.
+const GroupShards = 64
+
+// GroupShard returns the coordinator shard of a group: FNV-1a 32 of its
+// id, mod GroupShards. Frozen, like GroupShards.
+func GroupShard(id string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int32(h.Sum32() % GroupShards)
+}
 
 // escapeGroup makes a group id safe as one key segment: group ids are any
 // string, and a '/' in one must not make it a prefix of another's keys.
 func escapeGroup(id string) string { return url.PathEscape(id) }
 
-func groupKey(id string) string { return "groups/" + escapeGroup(id) }
+// shardSegment is the shard component of the group keys.
+func shardSegment(shard int32) string { return fmt.Sprintf("%03d", shard) }
 
-func groupOffsetsPrefix(id string) string { return "offsets/" + escapeGroup(id) + "/" }
+func groupShardPrefix(shard int32) string { return "groups/" + shardSegment(shard) + "/" }
+
+func offsetShardPrefix(shard int32) string { return "offsets/" + shardSegment(shard) + "/" }
+
+func groupKey(id string) string { return groupShardPrefix(GroupShard(id)) + escapeGroup(id) }
+
+func groupOffsetsPrefix(id string) string {
+	return offsetShardPrefix(GroupShard(id)) + escapeGroup(id) + "/"
+}
 
 func offsetKey(id string, tp GroupPartition) string {
 	return fmt.Sprintf("%s%s/%010d", groupOffsetsPrefix(id), tp.Topic, tp.Partition)
 }
 
-// parseOffsetKey splits offsets/<group>/<topic>/<partition>. Topic names
-// never hold '/'.
+// parseGroupKey returns the group id of groups/<shard>/<group>.
+func parseGroupKey(key string) (string, error) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 3 || parts[0] != "groups" {
+		return "", fmt.Errorf("metadata: malformed group key %q", key)
+	}
+	id, err := url.PathUnescape(parts[2])
+	if err != nil {
+		return "", fmt.Errorf("metadata: group key %q: %w", key, err)
+	}
+	return id, nil
+}
+
+// parseOffsetKey splits offsets/<shard>/<group>/<topic>/<partition>.
+// Topic names never hold '/'.
 func parseOffsetKey(key string) (string, GroupPartition, error) {
 	parts := strings.Split(key, "/")
-	if len(parts) != 4 || parts[0] != "offsets" {
+	if len(parts) != 5 || parts[0] != "offsets" {
 		return "", GroupPartition{}, fmt.Errorf("metadata: malformed offset key %q", key)
 	}
-	group, err := url.PathUnescape(parts[1])
+	group, err := url.PathUnescape(parts[2])
 	if err != nil {
 		return "", GroupPartition{}, fmt.Errorf("metadata: offset key %q: %w", key, err)
 	}
-	p, err := strconv.ParseInt(parts[3], 10, 32)
+	p, err := strconv.ParseInt(parts[4], 10, 32)
 	if err != nil {
 		return "", GroupPartition{}, fmt.Errorf("metadata: offset key %q: %w", key, err)
 	}
-	return group, GroupPartition{Topic: parts[2], Partition: int32(p)}, nil
+	return group, GroupPartition{Topic: parts[3], Partition: int32(p)}, nil
 }

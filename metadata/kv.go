@@ -46,6 +46,10 @@ type Op struct {
 	Delete bool
 	// DeletePrefix removes every key that starts with Key.
 	DeletePrefix bool
+	// Lease, when non-zero, ties a written key to that etcd lease: etcd
+	// deletes the key when the lease ends (the broker's session expired
+	// or was revoked). Only etcd has leases; bbolt refuses such an Op.
+	Lease int64
 }
 
 // Put returns an Op that writes value under key.

@@ -11,8 +11,9 @@ import (
 // exactly the same offsets (compaction). It fails with ErrConflict if any
 // old segment changed since it was read (retention deleted it, say); the
 // caller then discards repl's object. A reader sees either the old segments
-// or the new ones, never a gap.
-func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace time.Duration) error {
+// or the new ones, never a gap. A fence (the partition's owner key, in a
+// cluster) that no longer holds fails it with a *NotOwnerError.
+func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace time.Duration, fence ...Cond) error {
 	if err := checkCovers(old, repl); err != nil {
 		return err
 	}
@@ -35,8 +36,11 @@ func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace 
 	if err != nil {
 		return err
 	}
-	_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+	_, err = s.kv.Txn(ctx, fenced(append(conds, rc...), fence), append(ops, ro...))
 	if IsConflict(err) {
+		if nerr := s.checkFence(ctx, old[0].Topic, old[0].Partition, fence); nerr != nil {
+			return nerr
+		}
 		if serr := s.sweptErr(ctx, obj); serr != nil {
 			return serr
 		}
@@ -73,7 +77,8 @@ func checkCovers(old, repl []Segment) error {
 // or segments below a DeleteRecords log start) and raises the log start
 // offset to at least newLogStart, in one transaction. ErrConflict means a
 // segment or the partition changed meanwhile; the caller tries again later.
-func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []Segment, newLogStart int64, grace time.Duration) error {
+// A fence that no longer holds fails it with a *NotOwnerError instead.
+func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []Segment, newLogStart int64, grace time.Duration, fence ...Cond) error {
 	st, ok, err := s.PartitionState(ctx, id, p)
 	if err != nil || !ok {
 		return err
@@ -97,7 +102,12 @@ func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []
 	if err != nil {
 		return err
 	}
-	_, err = s.kv.Txn(ctx, append(conds, rc...), append(ops, ro...))
+	_, err = s.kv.Txn(ctx, fenced(append(conds, rc...), fence), append(ops, ro...))
 	s.commits.drop(partKey(id, p))
+	if IsConflict(err) {
+		if nerr := s.checkFence(ctx, id, p, fence); nerr != nil {
+			return nerr
+		}
+	}
 	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 func jsonDecode(it Item, v any) error {
@@ -22,9 +24,34 @@ func (s *Store) PartitionState(ctx context.Context, id TopicID, p int32) (Partit
 	return st, ok, err
 }
 
+// TopicPartitionStates returns the states of a topic's partitions by
+// partition, in one range read (a broker of a cluster loads every topic at
+// start and only the partitions it acquires in full).
+func (s *Store) TopicPartitionStates(ctx context.Context, id TopicID) (map[int32]PartitionState, error) {
+	items, err := s.kv.Range(ctx, partPrefix(id), PrefixEnd(partPrefix(id)), 0, false)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: partition states of topic %s: %w", id, err)
+	}
+	out := make(map[int32]PartitionState, len(items))
+	for _, it := range items {
+		p, err := strconv.ParseInt(strings.TrimPrefix(it.Key, partPrefix(id)), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("metadata: partition state key %q: %w", it.Key, err)
+		}
+		var st PartitionState
+		if err := jsonDecode(it, &st); err != nil {
+			return nil, err
+		}
+		st.Version = it.Version
+		out[int32(p)] = st
+	}
+	return out, nil
+}
+
 // SetLogStartOffset raises a partition's log start offset (DeleteRecords,
-// retention). It never lowers it.
-func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offset int64) error {
+// retention). It never lowers it. A fence that no longer holds fails it with
+// a *NotOwnerError, never retried.
+func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offset int64, fence ...Cond) error {
 	for range maxCASRetries {
 		st, ok, err := s.PartitionState(ctx, id, p)
 		if err != nil {
@@ -37,10 +64,14 @@ func (s *Store) SetLogStartOffset(ctx context.Context, id TopicID, p int32, offs
 			return nil
 		}
 		st.LogStartOffset = offset
-		_, err = s.kv.Txn(ctx, []Cond{{Key: partKey(id, p), Version: st.Version}}, []Op{putJSON(partKey(id, p), st)})
+		conds := fenced([]Cond{{Key: partKey(id, p), Version: st.Version}}, fence)
+		_, err = s.kv.Txn(ctx, conds, []Op{putJSON(partKey(id, p), st)})
 		s.commits.drop(partKey(id, p))
 		if !IsConflict(err) {
 			return err
+		}
+		if nerr := s.checkFence(ctx, id, p, fence); nerr != nil {
+			return nerr
 		}
 	}
 	return fmt.Errorf("metadata: set log start offset %s/%d: %w", id, p, ErrTooManyRetries)

@@ -18,7 +18,11 @@ import (
 // on the head and on every folded delta being unchanged. A fold that fails
 // before the switch leaves only unreferenced chunks of the next
 // generation, which the next fold clears before writing it again.
-func (s *Store) FoldProducers(ctx context.Context, id TopicID, p int32, minDeltas int, expireBeforeMs int64) (int, error) {
+//
+// Every write of a fold carries the fence, when given: a broker that lost
+// the partition must not clear or write the chunks of the generation the
+// new owner may be writing. A failed fence is a *NotOwnerError.
+func (s *Store) FoldProducers(ctx context.Context, id TopicID, p int32, minDeltas int, expireBeforeMs int64, fence ...Cond) (int, error) {
 	deltas, err := s.foldableDeltas(ctx, id, p)
 	if err != nil || len(deltas) == 0 || len(deltas) < minDeltas {
 		return 0, err
@@ -32,7 +36,7 @@ func (s *Store) FoldProducers(ctx context.Context, id TopicID, p int32, minDelta
 		return 0, err
 	}
 	next := head.Gen + 1
-	chunks, err := s.writeSnapshotChunks(ctx, id, p, next, sortedProducers(m, expireBeforeMs))
+	chunks, err := s.writeSnapshotChunks(ctx, id, p, next, sortedProducers(m, expireBeforeMs), fence)
 	if err != nil {
 		return 0, err
 	}
@@ -45,9 +49,12 @@ func (s *Store) FoldProducers(ctx context.Context, id TopicID, p int32, minDelta
 		conds = append(conds, Cond{Key: it.Key, Version: it.Version})
 		ops = append(ops, Delete(it.Key))
 	}
-	if _, err := s.kv.Txn(ctx, conds, ops); err != nil {
+	if _, err := s.kv.Txn(ctx, fenced(conds, fence), ops); err != nil {
 		if IsConflict(err) { // surely not applied: the new chunks are unreferenced
-			_, _ = s.kv.Txn(ctx, nil, []Op{DeletePrefix(producerSnapPrefix(id, p, next))})
+			if nerr := s.checkFence(ctx, id, p, fence); nerr != nil {
+				return 0, nerr
+			}
+			_, _ = s.kv.Txn(ctx, fence, []Op{DeletePrefix(producerSnapPrefix(id, p, next))})
 		}
 		return 0, fmt.Errorf("metadata: fold producers of %s/%d: %w", id, p, err)
 	}
@@ -77,16 +84,27 @@ func deltaBase(key string) string {
 
 // writeSnapshotChunks writes list as generation gen and returns its chunk
 // count. It first clears whatever an interrupted fold left of gen.
-func (s *Store) writeSnapshotChunks(ctx context.Context, id TopicID, p int32, gen int64, list []ProducerState) (int, error) {
-	if _, err := s.kv.Txn(ctx, nil, []Op{DeletePrefix(producerSnapPrefix(id, p, gen))}); err != nil {
-		return 0, fmt.Errorf("metadata: clear producer snapshot %d of %s/%d: %w", gen, id, p, err)
+func (s *Store) writeSnapshotChunks(ctx context.Context, id TopicID, p int32, gen int64, list []ProducerState, fence []Cond) (int, error) {
+	if _, err := s.kv.Txn(ctx, fence, []Op{DeletePrefix(producerSnapPrefix(id, p, gen))}); err != nil {
+		return 0, s.foldWriteErr(ctx, id, p, fence, fmt.Errorf("metadata: clear producer snapshot %d of %s/%d: %w", gen, id, p, err))
 	}
 	chunks := chunkProducers(list, maxProducerValue)
 	for i, c := range chunks {
 		key := producerSnapKey(id, p, gen, i)
-		if _, err := s.kv.Txn(ctx, []Cond{{Key: key, Version: 0}}, []Op{Put(key, c)}); err != nil {
-			return 0, fmt.Errorf("metadata: write producer snapshot %s: %w", key, err)
+		if _, err := s.kv.Txn(ctx, fenced([]Cond{{Key: key, Version: 0}}, fence), []Op{Put(key, c)}); err != nil {
+			return 0, s.foldWriteErr(ctx, id, p, fence, fmt.Errorf("metadata: write producer snapshot %s: %w", key, err))
 		}
 	}
 	return len(chunks), nil
+}
+
+// foldWriteErr returns a *NotOwnerError for a lost compare-and-swap whose
+// fence failed, else err.
+func (s *Store) foldWriteErr(ctx context.Context, id TopicID, p int32, fence []Cond, err error) error {
+	if IsConflict(err) {
+		if nerr := s.checkFence(ctx, id, p, fence); nerr != nil {
+			return nerr
+		}
+	}
+	return err
 }

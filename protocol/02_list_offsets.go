@@ -53,6 +53,10 @@ func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopic
 		sp.ErrorCode = r.code(code)
 		return sp
 	}
+	if err := r.s.log.CheckLeader(p); err != nil { // the view may run ahead of the log's own hand-over
+		sp.ErrorCode = r.code(errorCode(err))
+		return sp
+	}
 	v := p.EpochView()
 	code := int16(0)
 	if rp.CurrentLeaderEpoch != -1 {

@@ -56,6 +56,10 @@ func (r *request) epochEndOffset(t *partition.Topic, rp kmsg.OffsetForLeaderEpoc
 		sp.ErrorCode = r.code(code)
 		return sp
 	}
+	if err := r.s.log.CheckLeader(p); err != nil { // the view may run ahead of the log's own hand-over
+		sp.ErrorCode = r.code(errorCode(err))
+		return sp
+	}
 	v := p.EpochView()
 	if rp.CurrentLeaderEpoch != -1 {
 		if code := leaderEpochCode(v.Current().Epoch, rp.CurrentLeaderEpoch); code != 0 {

@@ -22,12 +22,15 @@ func (r *request) fetchEpochs(p *partition.Partition, rp kmsg.FetchRequestTopicP
 	if rp.CurrentLeaderEpoch < 0 && rp.LastFetchedEpoch < 0 {
 		return p
 	}
-	v := p.EpochView()
 	fail := func(code int16) *partition.Partition {
 		sp.ErrorCode = r.code(code)
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 		return nil
 	}
+	if err := r.s.log.CheckLeader(p); err != nil { // epochs of a partition not led are not its owner's
+		return fail(errorCode(err))
+	}
+	v := p.EpochView()
 	if rp.CurrentLeaderEpoch >= 0 {
 		if code := leaderEpochCode(v.Current().Epoch, rp.CurrentLeaderEpoch); code != 0 {
 			return fail(code)

@@ -174,14 +174,15 @@ func createdBucket(t *testing.T, mc composeService) string {
 	return bucket
 }
 
-// TestComposeProfilesAndImage: etcd starts only with the cluster profile,
-// everything else with a plain `docker compose up`; the broker image is
-// built from the Dockerfile as a static binary run by a non-root user.
+// TestComposeProfilesAndImage: etcd and the cluster's brokers start only
+// with the cluster profile, everything else with a plain `docker compose
+// up`; the broker image is built from the Dockerfile as a static binary
+// run by a non-root user.
 func TestComposeProfilesAndImage(t *testing.T) {
 	f := readCompose(t)
 	for name, s := range f.Services {
 		want := []string(nil)
-		if name == "etcd" {
+		if name == "etcd" || slices.Contains(composeClusterBrokers, name) {
 			want = []string{"cluster"}
 		}
 		if !slices.Equal(s.Profiles, want) {

@@ -31,6 +31,7 @@ type serveConfig struct {
 	NodeID          int           // --node-id (default 0)
 	Rack            string        // --rack: this broker's rack (zone), for rack-aware clients
 	SessionTimeout  time.Duration // --session-timeout: the etcd session lease of a cluster broker (default 10s)
+	EtcdCompaction  time.Duration // --etcd-compaction-interval: how much MVCC history etcd keeps (default 5m)
 	SharedLocal     bool          // --shared-local-store: a file:// bucket that every broker of the cluster shares (one machine)
 	HTTPListen      string        // --http-listen: /metrics, /healthz, /readyz (default 127.0.0.1:9644)
 	Durability      string        // --durability: wal or object (default wal with bbolt, object with etcd)
@@ -68,6 +69,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.NodeID, "node-id", 0, "this broker's node id (unique in a cluster)")
 	fs.StringVar(&c.Rack, "rack", "", "this broker's rack or zone, given to clients in Metadata (broker.rack)")
 	fs.DurationVar(&c.SessionTimeout, "session-timeout", 10*time.Second, "with --metadata etcd: the lease of this broker's session; a broker silent this long loses its partitions to the others, and stops serving them itself a little before")
+	fs.DurationVar(&c.EtcdCompaction, "etcd-compaction-interval", 5*time.Minute, "with --metadata etcd: compact etcd's history of revisions this often, keeping one interval of it (etcd keeps every revision otherwise)")
 	fs.BoolVar(&c.SharedLocal, "shared-local-store", false, "with --metadata etcd and a file:// --object-store: every broker of the cluster runs on this machine and uses this same folder (tests, demos)")
 	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:9644", "HTTP address for /metrics, /healthz and /readyz (empty: off)")
 	fs.StringVar(&c.Durability, "durability", "", "when produce is acknowledged: wal (after the WAL fsync; the default with bbolt) or object (after the object PUT and metadata commit; the default with etcd, where wal is replication factor 1)")
@@ -190,6 +192,7 @@ func (c *serveConfig) validate() error {
 		}
 	}
 	check(c.Durability == "wal" || c.Durability == "object", "--durability %q: want wal or object", c.Durability)
+	check(c.EtcdCompaction >= time.Second, "--etcd-compaction-interval %s: want at least 1s", c.EtcdCompaction)
 	check(c.SessionTimeout >= time.Second && c.SessionTimeout <= 5*time.Minute, "--session-timeout %s: want 1s..5m", c.SessionTimeout)
 	check(c.UploadInterval >= time.Millisecond && c.UploadInterval <= time.Hour, "--upload-interval %s: want 1ms..1h", c.UploadInterval)
 	check(c.UploadBytes >= 1<<10 && c.UploadBytes <= 1<<30, "--upload-bytes %d: want 1 KiB..1 GiB", c.UploadBytes)

@@ -10,7 +10,7 @@ import (
 
 // httpHandler serves /metrics (Prometheus), /healthz (the process is up),
 // /readyz (storage recovered and the Kafka listener accepting; 503 with the
-// reason once storage failed) and
+// reason once storage failed, or while a cluster member has no valid session) and
 // /debug/pprof/ (profiles; the listener is loopback by default).
 func (b *broker) httpHandler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
@@ -25,6 +25,10 @@ func (b *broker) httpHandler(reg *prometheus.Registry) http.Handler {
 		}
 		if !b.ready.Load() {
 			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+			return
+		}
+		if b.etcd != nil && !b.late.Valid() {
+			http.Error(w, "no valid cluster session (etcd lease): serving no partition as owner\n", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ready\n"))

@@ -20,6 +20,8 @@ Usage:
   broker topics SUBCOMMAND   create|list|describe|delete|alter-config topics
   broker groups SUBCOMMAND   list|describe|reset-offsets|delete|delete-offsets consumer groups
   broker offsets SUBCOMMAND  get|commit a group's offsets (export, import)
+  broker cluster describe    brokers, controller, partition owners and epochs, coordinator shards (--metadata etcd://...)
+  broker partitions takeover move a gone wal-mode broker's partitions by force (--from NODE --accept-loss)
 
 Every flag is also an environment variable SEDIMENT_<FLAG> (--upload-bytes
 is SEDIMENT_UPLOAD_BYTES) and a "flag = value" line in the --config file.
@@ -52,6 +54,10 @@ func run(args []string) int {
 		return 0
 	case "topics", "groups", "offsets":
 		return admin.Run(append([]string{cmd}, args...), os.Stdout, os.Stderr, os.Getenv)
+	case "cluster":
+		return runCluster(args, os.Stdout, os.Stderr)
+	case "partitions":
+		return runPartitions(args, os.Stdout, os.Stderr)
 	case "bench":
 		return runBench(args)
 	case "help", "-h", "--help":

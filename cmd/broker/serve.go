@@ -19,9 +19,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/sediment-io/sediment/cluster"
 	"github.com/sediment-io/sediment/config"
 	"github.com/sediment-io/sediment/groupcoord"
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/protocol"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
@@ -62,6 +64,10 @@ func serve(cfg *serveConfig) error {
 type broker struct {
 	meta      *metadata.Store
 	bolt      *metadata.Bolt // meta's backend when it is bbolt, watched for a failed commit
+	etcd      *etcdkv.KV     // meta's backend when it is etcd: the broker is a cluster member
+	node      *cluster.Node  // the cluster membership, with etcd
+	late      lateNode       // node, for the parts that open before it
+	groups    *groupcoord.Coordinator
 	brokerCfg *config.Dynamic
 	store     objectstore.Store
 	log       *partition.Log
@@ -74,13 +80,17 @@ type broker struct {
 	opened    atomic.Bool // log and bolt are set: the HTTP probes may look at them
 	serveErr  chan error
 	logger    *slog.Logger
+	// flushTimeout bounds the hand-over of a cluster member's partitions
+	// at shutdown (--flush-timeout).
+	flushTimeout time.Duration
+	stopMaintain context.CancelFunc // ends etcd maintenance, with etcd
 }
 
 func startBroker(ctx context.Context, cfg *serveConfig, logger *slog.Logger) (*broker, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
 	}
-	b := &broker{serveErr: make(chan error, 1), logger: logger}
+	b := &broker{serveErr: make(chan error, 1), logger: logger, flushTimeout: cfg.Timeouts.Flush}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := b.startHTTP(cfg, reg); err != nil {
@@ -108,7 +118,11 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 	if err != nil {
 		return fmt.Errorf("--metadata: %w", err)
 	}
-	b.meta = metadata.NewStore(kv)
+	b.etcd = etcdKV(kv)
+	b.meta = metadata.NewStore(metadata.Instrument(kv, reg))
+	if b.etcd != nil {
+		b.startEtcdMaintenance(cfg, logger, reg)
+	}
 	// One owner of the dynamic broker configs, shared by the log, the
 	// group coordinator and the protocol (through the log).
 	b.brokerCfg, err = config.NewDynamic(ctx, b.meta, metadata.IsConflict)
@@ -124,8 +138,12 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 	if cfg.Durability == "object" {
 		durability = partition.DurabilityObject
 	}
+	var owners partition.Ownership // nil: one node owns every partition
+	if b.etcd != nil {
+		owners = &b.late
+	}
 	b.log, err = partition.Open(ctx, partition.Options{
-		Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"), WALFS: testWALFS,
+		Ownership: owners, Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"), WALFS: testWALFS,
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes, UploadConcurrency: cfg.UploadConc,
 		MaxObjectPartitions: maxObjectPartitions(cfg),
@@ -162,16 +180,30 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	if port == 0 { // --listen :0 in tests: advertise the port we got
 		port = b.ln.Addr().(*net.TCPAddr).Port
 	}
+	var fence groupcoord.Fencer // nil: one node coordinates every group
+	if b.etcd != nil {
+		fence = &b.late
+	}
 	groups, err := groupcoord.Open(ctx, groupcoord.Config{Meta: b.meta, Cluster: logCluster{b.log, b.brokerCfg},
-		NodeID: int32(cfg.NodeID), Logger: logger, Registry: reg})
+		Fence: fence, NodeID: int32(cfg.NodeID), Logger: logger, Registry: reg})
 	if err != nil {
 		b.ln.Close()
 		return err
 	}
+	b.groups = groups
+	var view protocol.ClusterView // nil: this broker is the whole cluster
+	if b.etcd != nil {
+		if err := b.startCluster(ctx, cfg, host, int32(port), logger, reg); err != nil {
+			groups.Close()
+			b.ln.Close()
+			return err
+		}
+		view = clusterView{b.node}
+	}
 	b.srv = protocol.NewServer(protocol.Config{ // the server closes groups
 		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
 		MaxRequestBytes: int32(cfg.MaxRequestBytes), MaxInflightBytes: cfg.MaxInflight, Logger: logger, Registry: reg, Groups: groups,
-		ProducerIDs: partition.NewProducerIDs(b.meta),
+		ProducerIDs: partition.NewProducerIDs(b.meta), Cluster: view,
 		TableStatus: b.tables.statusEntries,
 	}, b.log, b.meta)
 	go func() { b.serveErr <- b.srv.Serve(b.ln) }()
@@ -199,6 +231,13 @@ func (b *broker) startHTTP(cfg *serveConfig, reg *prometheus.Registry) error {
 func (b *broker) close() error {
 	b.ready.Store(false)
 	var errs []error
+	if b.node != nil {
+		// First hand every partition and shard over, uploading what is
+		// pending, while clients can still be told where they moved.
+		ctx, cancel := context.WithTimeout(context.Background(), b.flushTimeout)
+		errs = append(errs, b.node.Close(ctx))
+		cancel()
+	}
 	if b.srv != nil {
 		errs = append(errs, b.srv.Close())
 	}
@@ -210,6 +249,9 @@ func (b *broker) close() error {
 	}
 	if b.store != nil { // after the log: its final upload needs the store
 		errs = append(errs, b.store.Close())
+	}
+	if b.stopMaintain != nil {
+		b.stopMaintain()
 	}
 	if b.meta != nil {
 		errs = append(errs, b.meta.Close())

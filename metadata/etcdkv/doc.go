@@ -16,5 +16,7 @@
 // connection, a leader change) wraps metadata.ErrUncertain: the caller
 // settles it by reading back. This package never retries a write.
 //
-// It never runs etcd itself, and it holds no leases or sessions.
+// It never runs etcd itself, and it holds no leases or sessions: an Op
+// with a Lease puts its key on a lease the caller (the cluster package)
+// granted and keeps alive.
 package etcdkv

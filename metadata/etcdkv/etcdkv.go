@@ -78,6 +78,15 @@ func (k *KV) Txn(ctx context.Context, conds []metadata.Cond, ops []metadata.Op) 
 	return resp.Header.Revision, nil
 }
 
+// Client returns the etcd client, for the cluster package's leases,
+// watches and election, which the KV contract does not cover. Its keys
+// must live under Prefix.
+func (k *KV) Client() *clientv3.Client { return k.cli }
+
+// Prefix returns the key prefix every key of this KV lives under; it ends
+// in "/".
+func (k *KV) Prefix() string { return k.prefix }
+
 // Close implements metadata.KV.
 func (k *KV) Close() error {
 	if err := k.cli.Close(); err != nil && !errors.Is(err, context.Canceled) {

@@ -14,6 +14,7 @@ type write struct {
 	key   string
 	end   string // deletes only
 	value []byte // puts only
+	lease int64  // puts only; 0: none
 }
 
 // txnPlan is a KV transaction as etcd receives it: the compares and the
@@ -38,9 +39,13 @@ func (k *KV) plan(conds []metadata.Cond, ops []metadata.Op) txnPlan {
 	}
 	for _, w := range k.disjoint(ops) {
 		if w.put {
-			p.ops = append(p.ops, clientv3.OpPut(w.key, string(w.value)))
+			var opts []clientv3.OpOption
+			if w.lease != 0 {
+				opts = append(opts, clientv3.WithLease(clientv3.LeaseID(w.lease)))
+			}
+			p.ops = append(p.ops, clientv3.OpPut(w.key, string(w.value), opts...))
 			p.req.Success = append(p.req.Success, &pb.RequestOp{Request: &pb.RequestOp_RequestPut{
-				RequestPut: &pb.PutRequest{Key: []byte(w.key), Value: w.value}}})
+				RequestPut: &pb.PutRequest{Key: []byte(w.key), Value: w.value, Lease: w.lease}}})
 			continue
 		}
 		p.ops = append(p.ops, clientv3.OpDelete(w.key, clientv3.WithRange(w.end)))
@@ -69,7 +74,7 @@ func (k *KV) disjoint(ops []metadata.Op) []write {
 			out = append(out, write{key: key, end: key + "\x00"})
 		default:
 			out = cutDeletes(dropPuts(out, key, key+"\x00"), key)
-			out = append(out, write{put: true, key: key, value: op.Value})
+			out = append(out, write{put: true, key: key, value: op.Value, lease: op.Lease})
 		}
 	}
 	return out

@@ -149,7 +149,7 @@ func (c *Compactor) compactRun(ctx context.Context, p Partition, run []unit) (in
 	if err := c.Put(ctx, key, obj); err != nil {
 		return 0, err
 	}
-	if err := c.Meta.ReplaceSegments(ctx, old, segmentsOf(entries, key), c.GCGrace); err != nil {
+	if err := c.Meta.ReplaceSegments(ctx, old, segmentsOf(entries, key), c.GCGrace, p.Fence...); err != nil {
 		c.discardObject(ctx, key)
 		return int64(len(obj)), fmt.Errorf("swap in %s: %w", key, err)
 	}

@@ -28,6 +28,9 @@ type Partition struct {
 	// RaiseLogStart moves the log start offset up to off, never down: the
 	// segments below it are gone.
 	RaiseLogStart func(off int64)
+	// Fence, in a cluster, is the condition that holds while this broker
+	// owns the partition; every metadata write of a pass carries it.
+	Fence []metadata.Cond
 }
 
 // Retention is a topic's retention: retention.ms and retention.bytes (-1:

@@ -51,7 +51,7 @@ func (r *Retainer) retainPartition(ctx context.Context, p Partition) error {
 		return err
 	}
 	newStart := max(logStart, segs[n-1].EndOffset)
-	if err := r.Meta.DeleteSegments(ctx, p.TopicID, p.Index, segs[:n], newStart, r.GCGrace); err != nil {
+	if err := r.Meta.DeleteSegments(ctx, p.TopicID, p.Index, segs[:n], newStart, r.GCGrace, p.Fence...); err != nil {
 		return err
 	}
 	p.RaiseLogStart(newStart)

@@ -47,6 +47,9 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	if err := l.checkFailed(); err != nil {
 		return AppendResult{}, err
 	}
+	if err := l.CheckLeader(p); err != nil { // at once, not after waiting for room
+		return AppendResult{}, err
+	}
 	if err := l.waitForRoom(ctx); err != nil {
 		return AppendResult{}, err
 	}
@@ -73,6 +76,12 @@ func (l *Log) Append(ctx context.Context, p *Partition, raw []byte) (AppendResul
 	defer p.mu.Unlock()
 	if p.deleted {
 		return AppendResult{}, ErrUnknownPartition
+	}
+	if err := l.leadsLocked(p); err != nil {
+		return AppendResult{}, err
+	}
+	if p.releasing {
+		return AppendResult{}, fmt.Errorf("%w: %s/%d is being handed over", ErrNotLeader, p.topic.Name, p.index)
 	}
 	if p.offline {
 		return AppendResult{}, fmt.Errorf("%w: partition %s/%d is reloading after a failed commit", ErrStorage, p.topic.Name, p.index)
@@ -143,12 +152,23 @@ func (l *Log) waitForRoom(ctx context.Context) error {
 }
 
 // Wait blocks until the append is durable under the durability mode (and so
-// visible to consumers), or ctx ends.
+// visible to consumers), or ctx ends. In a cluster, an append durable only
+// once the broker is past its lease deadline fails with ErrNotLeader: it
+// must not be acknowledged (it may still commit, and a retry then finds it
+// as a duplicate).
 func (l *Log) Wait(ctx context.Context, res AppendResult) error {
 	d := res.durable
 	if d.p == nil {
 		return nil
 	}
+	if err := l.waitDurable(ctx, d); err != nil {
+		return err
+	}
+	return l.ackable(d.p)
+}
+
+// waitDurable is Wait without the lease check.
+func (l *Log) waitDurable(ctx context.Context, d durableToken) error {
 	if !d.hasWAL {
 		return l.waitHW(ctx, d)
 	}

@@ -22,6 +22,9 @@ func (p *Partition) raiseLogStart(off int64) {
 // (the low watermark). Records below it are unreadable at once; the segments
 // holding only such records are deleted by the next retention pass.
 func (l *Log) DeleteRecords(ctx context.Context, p *Partition, offset int64) (int64, error) {
+	if err := l.CheckLeader(p); err != nil {
+		return 0, err
+	}
 	logStart, hw := p.Offsets()
 	if offset == -1 {
 		offset = hw
@@ -32,9 +35,12 @@ func (l *Log) DeleteRecords(ctx context.Context, p *Partition, offset int64) (in
 	if offset <= logStart {
 		return logStart, nil
 	}
-	if err := l.meta.SetLogStartOffset(ctx, p.topic.ID, p.index, offset); err != nil {
+	if err := l.meta.SetLogStartOffset(ctx, p.topic.ID, p.index, offset, p.fenceOf()...); err != nil {
 		if errors.Is(err, metadata.ErrUnknownTopic) {
 			return 0, ErrUnknownPartition
+		}
+		if metadata.IsNotOwner(err) {
+			return 0, fmt.Errorf("%w: %v", ErrNotLeader, err)
 		}
 		return 0, fmt.Errorf("%w: %v", ErrStorage, err)
 	}

@@ -44,13 +44,34 @@
 // restarts so that recovery decides what survived. The WAL calls Fail with
 // its own lock held; Fail never blocks.
 //
+// # Ownership
+//
+// In a cluster (Options.Ownership set) each partition has one fenced owner.
+// The log starts owning none: Acquire (after the cluster wrote the own key)
+// reloads a partition from metadata and takes appends; Release refuses
+// appends, waits for the batches taken to commit and lets go; Drop lets go
+// at once. A partition not owned answers ErrNotLeader, and so does every
+// partition once Ownership.Valid says the lease deadline passed, including
+// a Wait whose batch became durable only then. The uploader puts only owned
+// partitions in an object and commits each segment under its owner key's
+// fence; a failed fence (metadata.NotOwnerError) drops the partitions it
+// names. Dropping under --durability object fails the waiting producers
+// (nothing of theirs was acknowledged); under --durability wal the batches
+// stay, acknowledged, in memory and in the WAL, and commit at the next
+// Acquire, or are reset if another owner wrote the partition meanwhile.
+// Retention, compaction and the producer fold run only on owned
+// partitions, fenced; the bucket-wide steps (deleted topics, garbage,
+// orphans) only where Ownership.Sweeps.
+//
 // # Locks
 //
 // Every mutex below has a rank (storage/internal/lockrank); a goroutine
 // takes them in increasing rank only, and `go test -tags lockrank` panics
-// on any other order. Two locks sit outside the ranks, each taken only
-// with none of the others held: uploader.step (whoever moves the upload
-// pipeline on; it then takes the ranked locks) and lifecycle.Compactor's
+// on any other order. Three locks sit outside the ranks, each taken only
+// with none of the others held: Log.topicsMu (changes of the topic set:
+// create, delete, SyncTopics; held across their metadata I/O),
+// uploader.step (whoever moves the upload pipeline on, and Acquire; it
+// then takes the ranked locks; Drop only tries it) and lifecycle.Compactor's
 // mu (one compaction pass at a time). Outermost first:
 //
 //	Log.appendGate       (RW) shared by an append from its WAL append to
@@ -63,7 +84,7 @@
 //	durableNotifier.mu   the partitions with WAL frames not yet durable
 //	wal.WAL.releaseMu    serializes Release
 //	wal.WAL.mu           the WAL's positions and pending buffer
-//	uploader.mu          dirty partitions, pending bytes, room
+//	uploader.mu          dirty partitions, pending bytes, room, drops
 //	tailCache.mu         the FIFO of cached batches
 //	readcache's locks    blockCache.mu, streamTable.mu, seekHints.mu
 //	                     (storage/readcache/doc.go, with their one edge)

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 
+	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/lifecycle"
 )
 
@@ -27,15 +28,20 @@ func (l *Log) newLifecycle() {
 	}
 }
 
-// lifecycleParts returns every partition, in (topic, index) order, as
-// compaction and retention see it.
+// lifecycleParts returns every partition this log owns, in (topic, index)
+// order, as compaction and retention see it, each with its fence.
 func (l *Log) lifecycleParts() []lifecycle.Partition {
 	var parts []lifecycle.Partition
 	for _, t := range l.Topics() { // sorted by name
 		cfg := t.cfg.Load()
 		ret := lifecycle.Retention{Ms: cfg.retentionMs, Bytes: cfg.retentionBytes, Compact: cfg.compact}
 		for _, p := range t.Partitions() {
+			fence, owned := p.maintainedFence()
+			if !owned {
+				continue
+			}
 			parts = append(parts, lifecycle.Partition{
+				Fence: fence,
 				Topic: t.Name, TopicID: t.ID, Index: p.index, Retention: ret,
 				LogStart: func() int64 {
 					logStart, _ := p.Offsets()
@@ -46,6 +52,20 @@ func (l *Log) lifecycleParts() []lifecycle.Partition {
 		}
 	}
 	return parts
+}
+
+// maintainedFence returns p's fence and whether this log owns p, and so
+// runs its retention, compaction and producer fold.
+func (p *Partition) maintainedFence() ([]metadata.Cond, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.owned || p.releasing {
+		return nil, false
+	}
+	if p.fence == nil {
+		return nil, true
+	}
+	return []metadata.Cond{*p.fence}, true
 }
 
 // applyRetention runs one retention pass over every partition.

@@ -93,9 +93,13 @@ type Options struct {
 	// block of the block cache (default 30 s).
 	StreamStallTimeout, StreamIdleTimeout, BlockLoadTimeout time.Duration
 
-	NodeID  int32
-	Logger  *slog.Logger
-	Metrics *Metrics
+	NodeID int32
+	// Ownership, in a cluster, says which partitions this broker owns and
+	// gives their fences (see Ownership); nil: the log owns every
+	// partition, as one node always has.
+	Ownership Ownership
+	Logger    *slog.Logger
+	Metrics   *Metrics
 	// WALMaxBytes bounds the WAL backlog (bytes not yet uploaded) with
 	// --durability wal: past it, appends wait for uploads and then fail
 	// with ErrStorage, a retriable error (default 1 GiB).
@@ -209,6 +213,11 @@ type Log struct {
 	// consistent cut of the WAL.
 	appendGate lockrank.RWMutex[lockrank.LogAppendGate]
 
+	// topicsMu serializes the changes of the topic set (create, delete,
+	// SyncTopics), so that a sync never mistakes a topic created after its
+	// read of metadata for one deleted by another broker.
+	topicsMu sync.Mutex
+
 	mu     lockrank.RWMutex[lockrank.LogTopics] // guards topics and byID
 	topics map[string]*Topic
 	byID   map[metadata.TopicID]*Topic
@@ -256,7 +265,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
 	start := time.Now()
-	if err := l.openWAL(); err != nil {
+	if err := l.openWAL(ctx); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -302,6 +311,9 @@ func (l *Log) loadTopics(ctx context.Context) error {
 }
 
 func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) {
+	if l.opts.Ownership != nil {
+		return l.loadClusterTopic(ctx, mt)
+	}
 	t := newTopic(mt, l.opts.BrokerConfig.Map())
 	epochs, err := l.meta.TopicLeaderEpochs(ctx, mt.ID)
 	if err != nil {
@@ -316,7 +328,7 @@ func (l *Log) loadTopic(ctx context.Context, mt metadata.Topic) (*Topic, error) 
 		if !ok {
 			return nil, fmt.Errorf("partition: %s/%d has no state in metadata", mt.Name, i)
 		}
-		parts[i] = newPartition(t, int32(i), st)
+		parts[i] = l.newPartition(t, int32(i), st)
 		if h, ok := epochs[int32(i)]; ok {
 			parts[i].epochs = h
 		}

@@ -56,7 +56,7 @@ func (l *Log) maintain(ctx context.Context) {
 		}
 		l.reads.CloseIdle(time.Now())
 		due := time.Since(lastSweep) >= l.opts.OrphanGrace/4
-		l.MaintainOnce(ctx, due || l.sweepUnfinished(ctx))
+		l.MaintainOnce(ctx, l.sweeps() && (due || l.sweepUnfinished(ctx)))
 		if due {
 			lastSweep = time.Now()
 		}
@@ -64,23 +64,26 @@ func (l *Log) maintain(ctx context.Context) {
 }
 
 // MaintainOnce runs one pass of upkeep now (tests and tools call it
-// directly); sweep includes the orphan sweep.
+// directly); sweep includes the orphan sweep. In a cluster the
+// bucket-wide steps (deleted topics, garbage, orphans) run only on the
+// broker that sweeps (see Ownership.Sweeps).
 func (l *Log) MaintainOnce(ctx context.Context, sweep bool) {
-	steps := []struct {
+	type step = struct {
 		name string
 		fn   func(context.Context) error
-	}{
+	}
+	steps := []step{
 		{"retention", l.applyRetention},
 		{"compaction", l.compact},
 		{"producer state", l.expireProducers},
-		{"deleted topics", func(ctx context.Context) error { return l.meta.ReleaseDeletedTopics(ctx, l.opts.GCGrace) }},
-		{"garbage collection", l.collectGarbage},
 	}
-	if sweep {
-		steps = append(steps, struct {
-			name string
-			fn   func(context.Context) error
-		}{"orphan sweep", l.sweepOrphans})
+	if l.sweeps() {
+		steps = append(steps,
+			step{"deleted topics", func(ctx context.Context) error { return l.meta.ReleaseDeletedTopics(ctx, l.opts.GCGrace) }},
+			step{"garbage collection", l.collectGarbage})
+		if sweep {
+			steps = append(steps, step{"orphan sweep", l.sweepOrphans})
+		}
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {
@@ -90,6 +93,13 @@ func (l *Log) MaintainOnce(ctx context.Context, sweep bool) {
 			l.log.Warn("maintenance step failed; the next pass retries", "step", s.name, "err", err)
 		}
 	}
+}
+
+// sweeps reports whether this log runs the bucket-wide work (deleted
+// topics, garbage and orphans): always on one node, only on the controller
+// in a cluster.
+func (l *Log) sweeps() bool {
+	return l.opts.Ownership == nil || l.opts.Ownership.Sweeps()
 }
 
 // sweepUnfinished reports whether the orphan sweep stopped at its bound

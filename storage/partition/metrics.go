@@ -18,6 +18,7 @@ type Metrics struct {
 	garbageDeleted    prometheus.Counter
 	orphansDeleted    prometheus.Counter
 	partitionResets   prometheus.Counter
+	droppedBatches    prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not
@@ -56,11 +57,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		partitionResets: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sediment_upload_partition_resets_total",
 			Help: "Partitions whose segment could not commit (offset gap), truncated to their committed log."}),
+		droppedBatches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_partition_dropped_batches_total",
+			Help: "Batches never acknowledged that a partition's lost ownership dropped (--durability object)."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.appendedBytes, m.uploadedBytes, m.uploadSeconds, m.fsyncSeconds,
 			m.objectOps, m.fetchSource, m.blockCache, m.compactedSegments, m.compactedBytes,
-			m.retainedSegments, m.garbageDeleted, m.orphansDeleted, m.partitionResets)
+			m.retainedSegments, m.garbageDeleted, m.orphansDeleted, m.partitionResets, m.droppedBatches)
 	}
 	return m
 }

@@ -20,6 +20,9 @@ const (
 // timestamp is at least ts. ok is false when no record qualifies (Kafka then
 // answers offset -1, timestamp -1).
 func (l *Log) OffsetForTime(ctx context.Context, p *Partition, ts int64) (offset, timestamp int64, ok bool, err error) {
+	if err := l.CheckLeader(p); err != nil {
+		return 0, 0, false, err
+	}
 	logStart, hw := p.Offsets()
 	switch ts {
 	case TimestampLatest:

@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/sediment-io/sediment/metadata"
@@ -61,6 +60,22 @@ type Partition struct {
 	offline     bool
 	resets      int64
 	truncatedAt int64
+	// truncateErr is what a producer waiting for a batch the latest
+	// truncation dropped gets.
+	truncateErr error
+
+	// owned says the log serves the partition as its owner (always, on one
+	// node); releasing refuses appends while Release waits for the
+	// commits; fence is the owner key's condition every metadata write
+	// about the partition carries (nil on one node). committedCh is
+	// closed at the next commit, truncation or drop (see Release).
+	owned, releasing bool
+	fence            *metadata.Cond
+	committedCh      chan struct{}
+	// producersUnread marks, in a cluster, a partition loaded at Open
+	// whose producer state was not read: Acquire, or WAL recovery of a
+	// batch of it, reads it.
+	producersUnread bool
 
 	// foldedAt is the committed offset at the last check whether producer
 	// deltas are worth folding, owned by the maintainer goroutine alone.
@@ -77,7 +92,16 @@ func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition 
 		committed: st.NextOffset,
 		producers: producers{},
 		epochs:    metadata.InitialLeaderEpochs(),
+		owned:     true,
 	}
+}
+
+// newPartition returns a partition of t as this log starts it: owned on
+// one node, not owned in a cluster until Acquire.
+func (l *Log) newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition {
+	p := newPartition(t, index, st)
+	p.owned = l.opts.Ownership == nil
+	return p
 }
 
 // Topic returns the partition's topic.
@@ -144,13 +168,13 @@ func (p *Partition) waitHW(ctx context.Context, end, resets int64) error {
 	for {
 		p.Notify(ch)
 		p.mu.Lock()
-		hw, deleted, dropped := p.hw, p.deleted, p.resets != resets && end > p.truncatedAt
+		hw, deleted, dropped, cause := p.hw, p.deleted, p.resets != resets && end > p.truncatedAt, p.truncateErr
 		p.mu.Unlock()
 		switch {
 		case deleted:
 			return ErrUnknownPartition
 		case dropped:
-			return fmt.Errorf("%w: the batch could not be committed and was dropped", ErrStorage)
+			return cause
 		case hw >= end:
 			return nil
 		}

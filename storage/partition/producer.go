@@ -193,6 +193,10 @@ func (l *Log) expireProducers(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return errors.Join(errs...)
 			}
+			fence, owned := p.maintainedFence()
+			if !owned {
+				continue
+			}
 			p.mu.Lock()
 			p.producers.expire(before)
 			committed := p.committed
@@ -200,7 +204,7 @@ func (l *Log) expireProducers(ctx context.Context) error {
 			if committed == p.foldedAt {
 				continue // no commit, so no new delta, since the last check
 			}
-			if _, err := l.meta.FoldProducers(ctx, t.ID, p.index, foldMinDeltas, before); err != nil {
+			if _, err := l.meta.FoldProducers(ctx, t.ID, p.index, foldMinDeltas, before, fence...); err != nil {
 				errs = append(errs, fmt.Errorf("%s/%d: %w", t.Name, p.index, err))
 				continue
 			}

@@ -91,6 +91,9 @@ func (r FetchResult) WholeBatches() ([][]byte, error) {
 // moved (uploaded and their WAL released, or compacted and their object
 // collected) plans again, a bounded number of times.
 func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
+	if err := l.CheckLeader(p); err != nil {
+		return FetchResult{}, err
+	}
 	for attempt := 1; ; attempt++ {
 		res, err := l.read(ctx, p, offset, maxBytes, first)
 		if err == nil {

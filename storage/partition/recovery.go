@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // object store into its partition, so the partition's offsets, producer
 // state and upload queue are as they were before the crash. Batches of
 // deleted topics and batches already committed are skipped.
-func (l *Log) openWAL() error {
+func (l *Log) openWAL(ctx context.Context) error {
 	var replayed, skipped int
 	replay := func(pos wal.Pos, typ wal.RecordType, payload []byte) error {
 		if typ != walBatch {
@@ -30,6 +31,9 @@ func (l *Log) openWAL() error {
 		if p == nil {
 			skipped++
 			return nil
+		}
+		if err := l.loadReplayProducers(ctx, p); err != nil {
+			return err
 		}
 		added, err := l.replayBatch(p, pos, raw)
 		if added {
@@ -74,6 +78,14 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 	defer p.mu.Unlock()
 	if base < p.next {
 		return false, nil // committed before the crash
+	}
+	if base > p.next && l.opts.Ownership != nil {
+		// Another owner wrote the partition after this broker's last
+		// ownership (a forced takeover, which counted the loss): the
+		// batch no longer continues the committed log.
+		l.log.Error("WAL batch no longer continues the partition's log, which another owner wrote; skipped",
+			"topic", p.topic.Name, "partition", p.index, "offset", base, "log_end", p.next)
+		return false, nil
 	}
 	if base > p.next {
 		return false, fmt.Errorf("partition: %s/%d: WAL batch at offset %d but the log ends at %d: data is missing",

@@ -65,6 +65,8 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 	if validateOnly {
 		return nil, nil
 	}
+	l.topicsMu.Lock()
+	defer l.topicsMu.Unlock()
 	mt := metadata.Topic{Name: name, ID: metadata.NewTopicID(), Partitions: partitions,
 		Configs: maps.Clone(configs), CreatedMs: time.Now().UnixMilli()}
 	if err := l.meta.CreateTopic(ctx, mt); err != nil {
@@ -78,7 +80,7 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 	t := newTopic(mt, l.opts.BrokerConfig.Map())
 	parts := make([]*Partition, partitions)
 	for i := range parts {
-		parts[i] = newPartition(t, int32(i), metadata.PartitionState{})
+		parts[i] = l.newPartition(t, int32(i), metadata.PartitionState{})
 	}
 	t.parts.Store(&parts)
 	l.topics[name], l.byID[t.ID] = t, t
@@ -88,31 +90,53 @@ func (l *Log) CreateTopic(ctx context.Context, name string, partitions int32, co
 
 // DeleteTopic deletes the topic and its data.
 func (l *Log) DeleteTopic(ctx context.Context, name string) error {
-	mt, ok, err := l.meta.Topic(ctx, name)
+	mt, err := l.deleteTopic(ctx, name)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownPartition, name)
-	}
-	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	t := l.topics[name]
-	delete(l.topics, name)
-	delete(l.byID, mt.ID)
-	l.mu.Unlock()
-	if t != nil {
-		for _, p := range t.Partitions() {
-			l.up.forget(p.markDeleted())
-		}
 	}
 	l.log.Info("topic deleted", "topic", name, "id", mt.ID.String())
 	if err := l.meta.ReleaseDeletedTopic(ctx, mt.ID, l.opts.GCGrace); err != nil && ctx.Err() == nil {
 		l.log.Warn("deleted topic's objects not released yet; maintenance retries", "topic", name, "err", err)
 	}
 	return nil
+}
+
+// deleteTopic deletes the topic from metadata and from the live log.
+func (l *Log) deleteTopic(ctx context.Context, name string) (metadata.Topic, error) {
+	l.topicsMu.Lock()
+	defer l.topicsMu.Unlock()
+	mt, ok, err := l.meta.Topic(ctx, name)
+	if err != nil {
+		return mt, err
+	}
+	if !ok {
+		return mt, fmt.Errorf("%w: %s", ErrUnknownPartition, name)
+	}
+	if err := l.meta.DeleteTopic(ctx, mt); err != nil {
+		return mt, err
+	}
+	l.forgetTopic(name, mt.ID)
+	return mt, nil
+}
+
+// forgetTopic drops the live topic name with id, if the log has it: its
+// partitions fail their appends and reads from now on.
+func (l *Log) forgetTopic(name string, id metadata.TopicID) {
+	l.mu.Lock()
+	t := l.topics[name]
+	if t != nil && t.ID != id {
+		t = nil
+	}
+	if t != nil {
+		delete(l.topics, name)
+	}
+	delete(l.byID, id)
+	l.mu.Unlock()
+	if t != nil {
+		for _, p := range t.Partitions() {
+			l.up.forget(p.markDeleted())
+		}
+	}
 }
 
 // markDeleted fails the partition's future appends and reads, wakes its
@@ -221,7 +245,7 @@ func (l *Log) applyTopic(mt metadata.Topic) {
 	if int(mt.Partitions) > len(old) {
 		parts := append([]*Partition(nil), old...)
 		for i := int32(len(old)); i < mt.Partitions; i++ {
-			parts = append(parts, newPartition(t, i, metadata.PartitionState{}))
+			parts = append(parts, l.newPartition(t, i, metadata.PartitionState{}))
 		}
 		t.parts.Store(&parts)
 	}

@@ -74,10 +74,13 @@ func (u *uploader) commitHead(ctx context.Context, f *flight) error {
 		}
 		err := u.commit(ctx, f)
 		var gap *metadata.GapError
+		var notOwner *metadata.NotOwnerError
 		switch {
 		case err == nil:
 			u.finish(f)
 			return nil
+		case errors.As(err, &notOwner):
+			u.dropNotOwned(notOwner)
 		case errors.As(err, &gap):
 			// The gap may be this object's own earlier attempt, applied
 			// after it was settled as not applied (a remote store's late
@@ -127,6 +130,7 @@ func (u *uploader) commit(ctx context.Context, f *flight) error {
 			Segment: metadata.Segment{Topic: e.Topic, Partition: e.Partition, BaseOffset: e.BaseOffset,
 				EndOffset: e.EndOffset, Object: f.key, Pos: e.Pos, Len: e.Len, MaxTimestamp: e.MaxTimestamp},
 			Producers: up.producers[i],
+			Fence:     up.fences[i],
 		}
 	}
 	if _, err := u.l.meta.CommitSegments(ctx, commits); err != nil {
@@ -179,6 +183,7 @@ func (p *Partition) markUploaded(refs []*batchRef) (deleted bool) {
 	p.firstNew += len(refs)
 	p.committed = refs[len(refs)-1].end
 	p.advanceHWLocked(p.committed)
+	p.signalCommitLocked()
 	p.trimLocked()
 	return deleted
 }

@@ -23,8 +23,11 @@ type upload struct {
 	// producers is each partition's producer delta, taken from data by
 	// build for the commit.
 	producers [][]metadata.ProducerState
-	bytes     int64
-	cut       wal.Pos
+	// fences holds each partition's fence as it was when its batches were
+	// taken (nil on one node); the commit carries them.
+	fences []*metadata.Cond
+	bytes  int64
+	cut    wal.Pos
 }
 
 // cut takes the batches waiting into a new object, builds it and starts its
@@ -73,12 +76,13 @@ func (u *uploader) take() *upload {
 		if n := u.l.opts.MaxObjectPartitions; n > 0 && len(up.parts) == n {
 			break // the rest stay dirty for the next object
 		}
-		refs := p.takeRefs(limit - up.bytes)
+		refs, fence := p.takeRefs(limit - up.bytes)
 		if len(refs) == 0 {
 			continue
 		}
 		up.parts = append(up.parts, p)
 		up.refs = append(up.refs, refs)
+		up.fences = append(up.fences, fence)
 		for _, r := range refs {
 			up.bytes += int64(r.size)
 		}
@@ -121,12 +125,14 @@ func lessPartition(a, b *Partition) bool {
 }
 
 // takeRefs returns the partition's batches in no object yet, at most budget
-// bytes of them (but at least one), and marks them sent.
-func (p *Partition) takeRefs(budget int64) []*batchRef {
+// bytes of them (but at least one), and marks them sent, with the fence
+// their commit carries. A partition this log does not own gives none: its
+// batches (kept under wal durability) wait for its next ownership.
+func (p *Partition) takeRefs(budget int64) ([]*batchRef, *metadata.Cond) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.deleted {
-		return nil
+	if p.deleted || !p.owned {
+		return nil, nil
 	}
 	var out []*batchRef
 	var n int64
@@ -140,7 +146,7 @@ func (p *Partition) takeRefs(budget int64) []*batchRef {
 	if len(out) > 0 {
 		p.upSent = out[len(out)-1].end
 	}
-	return out
+	return out, p.fence
 }
 
 // firstUnsentLocked is the index of the first ref in no object yet.

@@ -51,7 +51,7 @@ func (u *uploader) resetPartition(p *Partition, cause error) {
 	for _, f := range u.queue {
 		u.inflight -= f.remove(p)
 	}
-	dropped, from, to := p.truncateUncommitted()
+	dropped, from, to := p.truncate(true, fmt.Errorf("%w: the batch could not be committed and was dropped", ErrStorage))
 	u.forget(dropped)
 	u.mu.Lock()
 	delete(u.dirty, p)
@@ -81,6 +81,7 @@ func (f *flight) remove(p *Partition) int64 {
 		up.parts = append(up.parts[:i:i], up.parts[i+1:]...)
 		up.refs = append(up.refs[:i:i], up.refs[i+1:]...)
 		up.producers = append(up.producers[:i:i], up.producers[i+1:]...)
+		up.fences = append(up.fences[:i:i], up.fences[i+1:]...)
 		f.entries = append(f.entries[:i:i], f.entries[i+1:]...)
 		up.bytes -= n
 		return n
@@ -88,10 +89,10 @@ func (f *flight) remove(p *Partition) int64 {
 	return 0
 }
 
-// truncateUncommitted drops p's batches not yet committed, wakes whoever
-// waits for them, and takes appends off until reload. It returns the bytes
-// dropped and their offsets.
-func (p *Partition) truncateUncommitted() (dropped, from, to int64) {
+// truncate drops p's batches not yet committed and wakes whoever waits for
+// them, who get cause; offline takes appends off until reload. It returns
+// the bytes dropped and their offsets.
+func (p *Partition) truncate(offline bool, cause error) (dropped, from, to int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.refs[p.firstNew:] {
@@ -101,10 +102,12 @@ func (p *Partition) truncateUncommitted() (dropped, from, to int64) {
 	p.refs = p.refs[:p.firstNew]
 	p.next, p.upSent = p.committed, p.committed
 	p.hw = min(p.hw, p.committed)
-	p.offline = true
+	p.offline = p.offline || offline
 	p.resets++
 	p.truncatedAt = p.committed
+	p.truncateErr = cause
 	p.wakeLocked()
+	p.signalCommitLocked()
 	return dropped, from, to
 }
 
@@ -145,7 +148,7 @@ func (u *uploader) reload(ctx context.Context, p *Partition) error {
 	if ok {
 		p.logStart, p.hw, p.next, p.committed = fresh.logStart, fresh.hw, fresh.next, fresh.committed
 		p.upSent = fresh.committed
-		p.producers = fresh.producers
+		p.producers, p.producersUnread = fresh.producers, false
 		p.refs, p.firstNew = nil, 0
 	}
 	p.offline = false

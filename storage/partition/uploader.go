@@ -43,10 +43,11 @@ type uploader struct {
 	keysMu sync.Mutex          // guards keys
 	keys   map[string]struct{} // keys of the objects in queue
 
-	mu      lockrank.Mutex[lockrank.Uploader] // guards dirty, pending and room
+	mu      lockrank.Mutex[lockrank.Uploader] // guards dirty, pending, room and drops
 	dirty   map[*Partition]struct{}
 	pending int64         // bytes appended and not yet committed
 	room    chan struct{} // closed and replaced whenever pending shrinks
+	drops   []*Partition  // dropped while a step ran; the next step applies them
 }
 
 func newUploader(l *Log) *uploader {
@@ -163,6 +164,7 @@ func (u *uploader) run(ctx context.Context) {
 func (u *uploader) advance(ctx context.Context, due bool) (time.Time, bool) {
 	u.step.Lock()
 	defer u.step.Unlock()
+	u.applyDrops()
 	if err := u.commitLanded(ctx); err != nil && ctx.Err() == nil {
 		u.l.log.Error("upload commit failed; retrying the commit", "err", err)
 	}
@@ -188,6 +190,7 @@ func (u *uploader) advance(ctx context.Context, due bool) (time.Time, bool) {
 func (u *uploader) cycle(ctx context.Context) (more bool, err error) {
 	u.step.Lock()
 	defer u.step.Unlock()
+	u.applyDrops()
 	if len(u.queue) < u.l.opts.UploadConcurrency {
 		_, err = u.cut(ctx)
 	}
@@ -220,7 +223,7 @@ func (u *uploader) flushAll(ctx context.Context) error {
 	var last error
 	for {
 		more, err := u.cycle(ctx)
-		if err == nil && !more && u.Pending() == 0 {
+		if err == nil && (!more && u.Pending() == 0 || u.l.opts.Ownership != nil && u.settled()) {
 			return nil
 		}
 		if err != nil {
@@ -231,6 +234,37 @@ func (u *uploader) flushAll(ctx context.Context) error {
 			return fmt.Errorf("partition: final upload: %w with %d bytes pending (last error: %v)", ctx.Err(), u.Pending(), last)
 		}
 	}
+}
+
+// settled reports, in a cluster, whether nothing this log may upload is
+// left: no object in flight and no owned partition with batches in none.
+// The batches of partitions it does not own (kept under wal durability)
+// stay in the WAL for their next ownership.
+func (u *uploader) settled() bool {
+	u.step.Lock()
+	defer u.step.Unlock()
+	if len(u.queue) > 0 {
+		return false
+	}
+	u.mu.Lock()
+	parts := make([]*Partition, 0, len(u.dirty))
+	for p := range u.dirty {
+		parts = append(parts, p)
+	}
+	u.mu.Unlock()
+	for _, p := range parts {
+		if p.ownsUnsent() {
+			return false
+		}
+	}
+	return true
+}
+
+// ownsUnsent reports whether p is owned and has batches in no object.
+func (p *Partition) ownsUnsent() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.owned && !p.deleted && p.firstUnsentLocked() < len(p.refs)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

@@ -35,14 +35,61 @@ func StartTLS(t testing.TB) (endpoint string, files TLSFiles, stop func()) {
 }
 
 func start(t testing.TB, cfg *embed.Config, clientScheme string) (endpoint string, stop func()) {
-	cfg.Name = "etcdtest"
 	cfg.Dir = t.TempDir()
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	// Port 0: the kernel picks one.
-	client := url.URL{Scheme: clientScheme, Host: "127.0.0.1:0"}
-	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	m := &Member{cfg: cfg, client: url.URL{Scheme: clientScheme, Host: "127.0.0.1:0"},
+		peer: url.URL{Scheme: "http", Host: "127.0.0.1:0"}}
+	m.launch(t)
+	t.Cleanup(m.Stop)
+	return m.Endpoint(), m.Stop
+}
+
+// Member is an embedded etcd member that a test may stop and start again
+// on the same ports and data, as an etcd that went down and came back.
+type Member struct {
+	cfg          *embed.Config
+	client, peer url.URL
+	e            *embed.Etcd // nil while stopped
+}
+
+// StartMember starts a member that Restart can bring back after Stop.
+func StartMember(t testing.TB) *Member {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = t.TempDir()
+	m := &Member{cfg: cfg, client: url.URL{Scheme: "http", Host: "127.0.0.1:0"},
+		peer: url.URL{Scheme: "http", Host: "127.0.0.1:0"}}
+	m.launch(t)
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Endpoint is the member's client HOST:PORT; it stays the same across a
+// restart.
+func (m *Member) Endpoint() string { return m.client.Host }
+
+// Stop stops the member; clients see it unreachable.
+func (m *Member) Stop() {
+	if m.e != nil {
+		m.e.Close()
+		m.e = nil
+	}
+}
+
+// Restart starts a stopped member again on its ports and data directory.
+func (m *Member) Restart(t testing.TB) {
+	t.Helper()
+	m.Stop()
+	m.cfg.ClusterState = embed.ClusterStateFlagExisting
+	m.launch(t)
+}
+
+func (m *Member) launch(t testing.TB) {
+	cfg := m.cfg
+	cfg.Name = "etcdtest"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{m.client}, []url.URL{m.client}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{m.peer}, []url.URL{m.peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
@@ -57,13 +104,8 @@ func start(t testing.TB, cfg *embed.Config, clientScheme string) (endpoint strin
 		e.Close()
 		t.Fatalf("etcdtest: %v", err)
 	}
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			e.Close()
-		}
-	}
-	t.Cleanup(stop)
-	return e.Clients[0].Addr().String(), stop
+	// Pin the ports the kernel picked, for a restart.
+	m.client.Host = e.Clients[0].Addr().String()
+	m.peer.Host = e.Peers[0].Addr().String()
+	m.e = e
 }

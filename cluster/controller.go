@@ -1,0 +1,182 @@
+package cluster
+
+import (
+	"context"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/sediment-io/sediment/metadata"
+)
+
+// placementPeriod: the controller recomputes at least this often, besides
+// on every change of the brokers, members, topics or placement.
+const placementPeriod = 5 * time.Second
+
+// campaign runs for the controller in this session, and leads once
+// elected, until the session's work ends. The election runs on the
+// session's lease, which this node keeps alive itself: the
+// concurrency.Session is orphaned at once so that its keep-alives cannot
+// outlast the node's own deadline.
+func (n *Node) campaign(s *session) {
+	cs, err := concurrency.NewSession(n.cfg.Client, concurrency.WithLease(s.lease), concurrency.WithContext(s.work))
+	if err != nil {
+		return // the session is ending
+	}
+	cs.Orphan()
+	e := concurrency.NewElection(cs, n.cfg.Prefix+controllerPrefix)
+	for s.work.Err() == nil {
+		if err := e.Campaign(s.work, strconv.Itoa(int(n.cfg.NodeID))); err != nil {
+			sleep(s.work, time.Second)
+			continue
+		}
+		s.controller.Store(true)
+		n.cfg.Logger.Info("cluster: elected controller", "node_id", n.cfg.NodeID)
+		n.lead(s, e)
+		s.controller.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		e.Resign(ctx) //nolint:errcheck // best effort: the lease's end removes the key too
+		cancel()
+	}
+}
+
+// lead computes the placement while this node is the controller.
+func (n *Node) lead(s *session, e *concurrency.Election) {
+	t := time.NewTicker(placementPeriod)
+	defer t.Stop()
+	for s.work.Err() == nil {
+		if err := n.computePlacement(s.work, e); err != nil && s.work.Err() == nil {
+			n.cfg.Logger.Warn("cluster: computing the placement failed, retrying", "err", err)
+		}
+		select {
+		case <-s.work.Done():
+		case <-n.ctlKick:
+		case <-t.C:
+		}
+	}
+}
+
+// computePlacement writes the target owners of every partition and shard
+// where they changed.
+func (n *Node) computePlacement(ctx context.Context, e *concurrency.Election) error {
+	topics, err := n.cfg.Meta.Topics(ctx)
+	if err != nil {
+		return err
+	}
+	live := n.liveNodes()
+	waited := n.waitedFor()
+	current := n.placements.snapshot()
+	seen := map[string]bool{shardsPlacement: true}
+	for _, t := range topics {
+		key := placementKey(t.ID)
+		seen[key] = true
+		name := func(i int) string { return t.ID.String() + "/" + strconv.Itoa(i) }
+		if err := n.writePlacement(ctx, e, key, current[key], place(name, int(t.Partitions), owners(current[key]), live, waited)); err != nil {
+			return err
+		}
+	}
+	name := func(i int) string { return "shards/" + strconv.Itoa(i) }
+	cur := current[shardsPlacement]
+	if err := n.writePlacement(ctx, e, shardsPlacement, cur, place(name, Shards, owners(cur), live, waited)); err != nil {
+		return err
+	}
+	for key, cur := range current {
+		if !seen[key] && strings.HasPrefix(key, placementPrefix) {
+			if err := n.casPlacement(ctx, e, key, cur.modRev, clientv3.OpDelete(n.cfg.Prefix+key)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func owners(e entry) []int32 {
+	if e.value == nil {
+		return nil
+	}
+	return e.value.(placementRecord).Owners
+}
+
+func (n *Node) writePlacement(ctx context.Context, e *concurrency.Election, key string, cur entry, target []int32) error {
+	if target == nil || reflect.DeepEqual(target, owners(cur)) {
+		return nil
+	}
+	return n.casPlacement(ctx, e, key, cur.modRev, clientv3.OpPut(n.cfg.Prefix+key, mustJSON(placementRecord{Owners: target})))
+}
+
+// casPlacement applies op if key is still at rev (as the view saw it) and
+// this node still leads the election. A lost compare is no error: the
+// views catch up and the next pass computes again.
+func (n *Node) casPlacement(ctx context.Context, e *concurrency.Election, key string, rev int64, op clientv3.Op) error {
+	_, err := n.cfg.Client.Txn(ctx).If(
+		clientv3.Compare(clientv3.ModRevision(n.cfg.Prefix+key), "=", rev),
+		clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev()),
+	).Then(op).Commit()
+	return err
+}
+
+// liveNodes returns the registered brokers' ids, sorted.
+func (n *Node) liveNodes() []int32 {
+	var live []int32
+	for _, e := range n.brokers.snapshot() {
+		live = append(live, e.value.(brokerRecord).NodeID)
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i] < live[j] })
+	return live
+}
+
+// waitedFor returns whether a gone broker's partitions wait for it.
+func (n *Node) waitedFor() func(int32) bool {
+	members := n.members.snapshot()
+	return func(node int32) bool {
+		e, ok := members[memberKey(node)]
+		return ok && e.value.(Member).waitedFor()
+	}
+}
+
+// Takeover marks members/<node> taken over, so that the controller moves
+// the partitions of that gone wal-mode broker by force: what its WAL held
+// and never committed is lost (the operator's `broker partitions takeover
+// --from NODE --accept-loss`). kv is the cluster's metadata KV (etcdkv).
+// It refuses while the broker is live, and returns the member as it was.
+func Takeover(ctx context.Context, kv metadata.KV, node int32) (Member, error) {
+	if _, live, err := kv.Get(ctx, brokerKey(node)); err != nil || live {
+		if err == nil {
+			err = errBrokerLive(node)
+		}
+		return Member{}, err
+	}
+	for range 8 {
+		it, ok, err := kv.Get(ctx, memberKey(node))
+		if err != nil {
+			return Member{}, err
+		}
+		if !ok {
+			return Member{}, errNoMember(node)
+		}
+		v, err := decodeMember(it.Value)
+		if err != nil {
+			return Member{}, err
+		}
+		m := v.(Member)
+		if m.TakenOver {
+			return m, nil
+		}
+		taken := m
+		taken.TakenOver = true
+		cond := []metadata.Cond{{Key: memberKey(node), Version: it.Version}, {Key: brokerKey(node)}}
+		_, err = kv.Txn(ctx, cond, []metadata.Op{metadata.Put(memberKey(node), []byte(mustJSON(taken)))})
+		if err == nil {
+			return m, nil
+		}
+		if !metadata.IsConflict(err) {
+			return Member{}, err
+		}
+	}
+	return Member{}, errTakeoverRace(node)
+}

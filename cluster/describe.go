@@ -1,0 +1,165 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/sediment-io/sediment/metadata"
+)
+
+// Description is the cluster as its metadata records it at one moment,
+// for `broker cluster describe`.
+type Description struct {
+	// Brokers are the live brokers (registered on a valid lease).
+	Brokers []LiveBroker
+	// Members are every broker that ever joined, live or gone.
+	Members []Member
+	// Controller is the elected controller's node id, -1 when none.
+	Controller int32
+	Partitions []PartitionPlacement
+	Shards     []ShardPlacement
+}
+
+// LiveBroker is one registered broker.
+type LiveBroker struct {
+	Broker
+	Durability string
+	StartedMs  int64
+}
+
+// PartitionPlacement is where one partition is placed and who owns it now
+// (Owner -1: nobody, between a release and the next acquire).
+type PartitionPlacement struct {
+	Topic            string
+	TopicID          metadata.TopicID
+	Partition        int32
+	Placed, Owner    int32
+	Epoch            int32
+	CommittedOffset  int64 // the end of the partition's log in the bucket
+	PlacedOnGoneNode bool  // its placement waits for a gone wal-mode broker
+}
+
+// ShardPlacement is where one coordinator shard is placed and who owns it now.
+type ShardPlacement struct {
+	Shard         int32
+	Placed, Owner int32
+}
+
+// Describe reads the cluster's brokers, controller, placement and owners
+// from kv, the cluster's metadata KV.
+func Describe(ctx context.Context, kv metadata.KV) (Description, error) {
+	d := Description{Controller: -1}
+	live := map[int32]bool{}
+	if err := rangeDecode(ctx, kv, brokersPrefix, decodeBroker, func(_ metadata.Item, v any) {
+		b := v.(brokerRecord)
+		d.Brokers = append(d.Brokers, LiveBroker{Broker: b.broker(), Durability: b.Durability, StartedMs: b.StartedMs})
+		live[b.NodeID] = true
+	}); err != nil {
+		return d, err
+	}
+	if err := rangeDecode(ctx, kv, membersPrefix, decodeMember, func(_ metadata.Item, v any) {
+		d.Members = append(d.Members, v.(Member))
+	}); err != nil {
+		return d, err
+	}
+	var first int64
+	if err := rangeDecode(ctx, kv, controllerPrefix+"/", decodeControllerValue, func(it metadata.Item, v any) {
+		if first == 0 || it.Version < first { // the oldest candidate leads
+			first, d.Controller = it.Version, v.(int32)
+		}
+	}); err != nil {
+		return d, err
+	}
+	owners := map[string]metadata.OwnerRecord{}
+	if err := rangeDecode(ctx, kv, "own/", decodeOwner, func(it metadata.Item, v any) {
+		owners[it.Key] = v.(metadata.OwnerRecord)
+	}); err != nil {
+		return d, err
+	}
+	if err := d.describePartitions(ctx, kv, owners, live); err != nil {
+		return d, err
+	}
+	return d, d.describeShards(ctx, kv, owners)
+}
+
+func (d *Description) describePartitions(ctx context.Context, kv metadata.KV, owners map[string]metadata.OwnerRecord, live map[int32]bool) error {
+	meta := metadata.NewStore(kv)
+	topics, err := meta.Topics(ctx)
+	if err != nil {
+		return err
+	}
+	sort.Slice(topics, func(i, j int) bool { return topics[i].Name < topics[j].Name })
+	for _, t := range topics {
+		placed, err := readPlacement(ctx, kv, placementKey(t.ID))
+		if err != nil {
+			return err
+		}
+		for p := range t.Partitions {
+			po := PartitionPlacement{Topic: t.Name, TopicID: t.ID, Partition: p, Placed: at(placed, p), Owner: -1, Epoch: -1}
+			if r, ok := owners[metadata.OwnerKey(t.ID, p)]; ok {
+				po.Owner, po.Epoch = r.NodeID, r.Epoch
+			}
+			po.PlacedOnGoneNode = po.Placed >= 0 && !live[po.Placed]
+			st, ok, err := meta.PartitionState(ctx, t.ID, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				po.CommittedOffset = st.NextOffset
+			}
+			d.Partitions = append(d.Partitions, po)
+		}
+	}
+	return nil
+}
+
+func (d *Description) describeShards(ctx context.Context, kv metadata.KV, owners map[string]metadata.OwnerRecord) error {
+	placed, err := readPlacement(ctx, kv, shardsPlacement)
+	if err != nil {
+		return err
+	}
+	for s := range int32(len(placed)) {
+		so := ShardPlacement{Shard: s, Placed: at(placed, s), Owner: -1}
+		if r, ok := owners[metadata.ShardOwnerKey(s)]; ok {
+			so.Owner = r.NodeID
+		}
+		d.Shards = append(d.Shards, so)
+	}
+	return nil
+}
+
+func readPlacement(ctx context.Context, kv metadata.KV, key string) ([]int32, error) {
+	it, ok, err := kv.Get(ctx, key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	v, err := decodePlacement(it.Value)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: decode %s: %w", key, err)
+	}
+	return v.(placementRecord).Owners, nil
+}
+
+func at(s []int32, i int32) int32 {
+	if int(i) < len(s) {
+		return s[i]
+	}
+	return -1
+}
+
+// rangeDecode decodes every item under prefix and hands it to fn.
+func rangeDecode(ctx context.Context, kv metadata.KV, prefix string, decode func([]byte) (any, error), fn func(metadata.Item, any)) error {
+	items, err := kv.Range(ctx, prefix, metadata.PrefixEnd(prefix), 0, false)
+	if err != nil {
+		return fmt.Errorf("cluster: read %s: %w", prefix, err)
+	}
+	for _, it := range items {
+		v, err := decode(it.Value)
+		if err != nil {
+			return fmt.Errorf("cluster: decode %s: %w", it.Key, err)
+		}
+		fn(it, v)
+	}
+	return nil
+}

@@ -129,7 +129,8 @@ func TestClusterSmoke(t *testing.T) {
 		t.Errorf("broker figures (the sum over the brokers): %+v", tr.Broker)
 	}
 	c := tr.Cluster
-	if c == nil || len(c.Brokers) != 1 || c.Brokers[0].Rack != "r0" || c.Brokers[0].AppendedBytes <= 0 || c.Brokers[0].Objects <= 0 {
+	if c == nil || len(c.Brokers) != 1 || c.Brokers[0].Rack != "r0" || c.Brokers[0].AppendedBytes <= 0 || c.Brokers[0].Objects <= 0 ||
+		c.Brokers[0].Partitions != 40 || c.UploadRounds <= 0 || c.HourEquivalents <= 0 {
 		t.Fatalf("cluster figure: %+v", c)
 	}
 	if c.EtcdReceivedBytes <= 0 || c.EtcdReceivedPerGB <= 0 || c.EtcdDBSize <= 0 || c.UploadIntervalSeconds != 0.05 || c.UploadIntervals <= 0 {
@@ -144,7 +145,7 @@ func TestClusterSmoke(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(cfg.OutDir, SummaryFile))
-	for _, want := range []string{"cluster: 1 brokers on one etcd", "| node 0 | r0 |", "per GB produced**", "After the bench compacted it"} {
+	for _, want := range []string{"cluster:1: 1 broker(s) on one etcd", "| node 0 | r0 |", "per GB produced**", "After the bench compacted it"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}

@@ -9,6 +9,12 @@ import (
 // of 250 ms.
 const hourIntervals = 14400
 
+// objectPartitions is how many partitions one data object holds at most
+// with etcd metadata (the broker's bound, so that an object's commit fits
+// etcd's 128 operations per transaction): an upload round of a broker
+// owning P partitions, each written, is ⌈P/32⌉ objects.
+const objectPartitions = 32
+
 // ClusterFigure is what a cluster's brokers and its etcd said about the
 // run: the load the cluster puts on etcd, per broker and in total.
 type ClusterFigure struct {
@@ -39,10 +45,13 @@ type ClusterFigure struct {
 	// etcd after the last round's measurement.
 	Compaction *EtcdCompaction `json:"compaction,omitempty"`
 	// UploadIntervalSeconds is the brokers' --upload-interval; the rounds
-	// lasted UploadIntervals of them, HourEquivalents hours of uploads at
-	// the default 250 ms.
+	// lasted UploadIntervals of them. A broker that cannot keep up cuts
+	// fewer: UploadRounds is the mean over the brokers of the rounds their
+	// objects stand for (ClusterBrokerFigure.UploadRounds), and
+	// HourEquivalents those in hours of uploads at the default 250 ms.
 	UploadIntervalSeconds float64         `json:"upload_interval_s"`
 	UploadIntervals       float64         `json:"upload_intervals"`
+	UploadRounds          float64         `json:"upload_rounds"`
 	HourEquivalents       float64         `json:"hour_equivalents"`
 	Failover              *FailoverFigure `json:"failover,omitempty"`
 }
@@ -61,6 +70,12 @@ type ClusterBrokerFigure struct {
 	EtcdTxnsPerOwnGB float64 `json:"etcd_txns_per_own_gb"`
 	Objects          float64 `json:"objects"`
 	CPUSeconds       float64 `json:"cpu_seconds"`
+	// Partitions is how many of the last round's partitions the broker
+	// owned at its end (own/ keys); UploadRounds is Objects over
+	// ⌈Partitions/32⌉: its upload rounds if every partition was written
+	// in each.
+	Partitions   int     `json:"partitions_owned"`
+	UploadRounds float64 `json:"upload_rounds"`
 }
 
 // EtcdCompaction is etcd's database before and after the bench compacted
@@ -124,6 +139,9 @@ func (c *clusterSums) add(r *roundResult) {
 	if r.failover != nil {
 		c.failover = r.failover
 	}
+	for i := range c.brokers {
+		c.brokers[i].Partitions = r.owned[int32(c.brokers[i].Node)]
+	}
 }
 
 // figure turns the sums into rates; producedGB is the cluster's produce
@@ -147,8 +165,18 @@ func (c *clusterSums) figure(producedGB float64, interval time.Duration) *Cluste
 	}
 	if interval > 0 {
 		f.UploadIntervals = c.wall / interval.Seconds()
-		f.HourEquivalents = f.UploadIntervals / hourIntervals
 	}
+	owners := 0
+	for i := range f.Brokers {
+		b := &f.Brokers[i]
+		if b.Partitions > 0 {
+			b.UploadRounds = b.Objects / float64((b.Partitions+objectPartitions-1)/objectPartitions)
+			f.UploadRounds += b.UploadRounds
+			owners++
+		}
+	}
+	f.UploadRounds = perUnit(f.UploadRounds, float64(owners))
+	f.HourEquivalents = f.UploadRounds / hourIntervals
 	return f
 }
 

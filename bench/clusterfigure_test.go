@@ -72,7 +72,8 @@ func TestClusterFigures(t *testing.T) {
 		before:     clusterSnapshot(t, etcdMetrics(2e6, 300, 4e6, 3e6), -1, brokerMetrics(101, 6e8, 40, 5), brokerMetrics(201, 4e8, 40, 7)),
 		after:      clusterSnapshot(t, etcdMetrics(6e6, 600, 8e6, 2e6), 1, brokerMetrics(301, 1.6e9, 80, 9), brokerMetrics(301, 4e8, 40, 8)),
 		compaction: &EtcdCompaction{Revision: 900, DBSizeBefore: 8e6, DBSizeAfter: 1e6, Keys: 120, KeysPerPartition: 12},
-		failover:   &FailoverFigure{KilledNode: 1, Moved: 4, Recovered: 4, MinSeconds: 3, MedianSeconds: 4, MaxSeconds: 9}}
+		failover:   &FailoverFigure{KilledNode: 1, Moved: 4, Recovered: 4, MinSeconds: 3, MedianSeconds: 4, MaxSeconds: 9},
+		owned:      map[int32]int{0: 40, 1: 10}}
 	if got := r2.after.MetaTxns; got != 602 {
 		t.Fatalf("summed txns %v, want 602", got)
 	}
@@ -95,7 +96,8 @@ func TestClusterFigures(t *testing.T) {
 		{"txns", c.EtcdTxns, 600}, {"txns/s", c.EtcdTxnsPerSec, 30}, {"txns/GB", c.EtcdTxnsPerGB, 300},
 		{"received", c.EtcdReceivedBytes, 6e6}, {"received/GB", c.EtcdReceivedPerGB, 3e6}, {"sent", c.EtcdSentBytes, 0},
 		{"server txns", c.EtcdServerTxns, 600}, {"db size", c.EtcdDBSize, 8e6}, {"db in use", c.EtcdDBInUse, 2e6},
-		{"intervals", c.UploadIntervals, 200}, {"hours", c.HourEquivalents, 200.0 / 14400},
+		{"intervals", c.UploadIntervals, 200}, {"b0 rounds", b0.UploadRounds, 40}, {"b1 rounds", b1.UploadRounds, 40},
+		{"rounds", c.UploadRounds, 40}, {"hours", c.HourEquivalents, 40.0 / 14400},
 		{"b0 txns/s", b0.EtcdTxnsPerSec, 15}, {"b0 txns/GB", b0.EtcdTxnsPerGB, 150}, {"b0 own", b0.EtcdTxnsPerOwnGB, 187.5},
 		{"b0 objects", b0.Objects, 80}, {"b0 cpu", b0.CPUSeconds, 9},
 		{"b1 txns", b1.EtcdTxns, 300}, {"b1 own", b1.EtcdTxnsPerOwnGB, 750}, {"b1 appended", b1.AppendedBytes, 4e8},
@@ -113,12 +115,12 @@ func TestClusterFigures(t *testing.T) {
 	res := &Results{Workload: &Workload{Name: "w"}, Targets: []TargetResult{tr}}
 	md := Markdown(res)
 	for _, want := range []string{
-		"| node 0 | r0 | 15.0 | 150.0 | 1.6 GB | 187.5 | 80 | 9.0 |",
-		"| node 1 (killed) | r1 | 15.0 | 150.0 | 400 MB | 750.0 | 40 | 8.0 |",
+		"| node 0 | r0 | 15.0 | 150.0 | 1.6 GB | 187.5 | 40 | 80 | 40 | 9.0 |",
+		"| node 1 (killed) | r1 | 15.0 | 150.0 | 400 MB | 750.0 | 10 | 40 | 40 | 8.0 |",
 		"| **total** | | 30.0 | 300.0 |",
 		"(**3.0 MB per GB produced**)",
 		"compacted it to revision 900",
-		"200 upload intervals of 100 ms: 0.014 hours",
+		"200 upload intervals of 100 ms; the brokers' objects stand for 40 upload rounds each (objects ÷ ⌈partitions owned ÷ 32⌉), **0.003 hours of uploads**",
 		"node 1, owner of 4 partitions",
 		"**min 3.00 s, median 4.00 s, max 9.00 s** (4 of 4",
 	} {

@@ -15,18 +15,19 @@ func writeCluster(b *strings.Builder, res *Results) {
 		if c == nil {
 			continue
 		}
-		fmt.Fprintf(b, "\n%s: %d brokers on one etcd. Metadata transactions from each broker's sediment_metadata_requests_total{op=\"txn\"}, per second of the rounds and per GB (10^9 value bytes) produced to the whole cluster or appended on that broker:\n\n",
+		fmt.Fprintf(b, "\n%s: %d broker(s) on one etcd. Metadata transactions from each broker's sediment_metadata_requests_total{op=\"txn\"}, per second of the rounds and per GB (10^9 value bytes) produced to the whole cluster or appended on that broker:\n\n",
 			t.Target, len(c.Brokers))
-		b.WriteString("| broker | rack | etcd txn/s | txns per GB produced | appended here | txns per GB appended here | objects | CPU s |\n|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| broker | rack | etcd txn/s | txns per GB produced | appended here | txns per GB appended here | partitions owned | objects | upload rounds | CPU s |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, k := range c.Brokers {
 			name := fmt.Sprintf("node %d", k.Node)
 			if k.Killed {
 				name += " (killed)"
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %.0f | %.1f |\n", name, k.Rack, txnCell(c, k.EtcdTxnsPerSec),
-				txnCell(c, k.EtcdTxnsPerGB), humanize.Bytes(uint64(k.AppendedBytes)), txnCell(c, k.EtcdTxnsPerOwnGB), k.Objects, k.CPUSeconds)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %.0f | %.0f | %.1f |\n", name, k.Rack, txnCell(c, k.EtcdTxnsPerSec),
+				txnCell(c, k.EtcdTxnsPerGB), humanize.Bytes(uint64(k.AppendedBytes)), txnCell(c, k.EtcdTxnsPerOwnGB),
+				k.Partitions, k.Objects, k.UploadRounds, k.CPUSeconds)
 		}
-		fmt.Fprintf(b, "| **total** | | %s | %s | | | | |\n", txnCell(c, c.EtcdTxnsPerSec), txnCell(c, c.EtcdTxnsPerGB))
+		fmt.Fprintf(b, "| **total** | | %s | %s | | | | | | |\n", txnCell(c, c.EtcdTxnsPerSec), txnCell(c, c.EtcdTxnsPerGB))
 		if c.NoTxnMetric {
 			b.WriteString("\nThe brokers export no sediment_metadata_requests_total: their transaction counts are not known (—).\n")
 		}
@@ -53,8 +54,8 @@ func writeEtcd(b *strings.Builder, c *ClusterFigure) {
 		fmt.Fprintf(b, "After the bench compacted it to revision %d and defragmented it (%.1f s): **%s** (%s in use), %d keys, %.1f per partition of the round. ",
 			k.Revision, k.Seconds, humanize.IBytes(uint64(k.DBSizeAfter)), humanize.IBytes(uint64(k.DBInUseAfter)), k.Keys, k.KeysPerPartition)
 	}
-	fmt.Fprintf(b, "The rounds lasted %.0f upload intervals of %s: %.3f hours of uploads at the default 250 ms.\n",
-		c.UploadIntervals, humanize.FtoaWithDigits(c.UploadIntervalSeconds*1000, 1)+" ms", c.HourEquivalents)
+	fmt.Fprintf(b, "The rounds lasted %.0f upload intervals of %s; the brokers' objects stand for %.0f upload rounds each (objects ÷ ⌈partitions owned ÷ %d⌉), **%.3f hours of uploads** at the default 250 ms.\n",
+		c.UploadIntervals, humanize.FtoaWithDigits(c.UploadIntervalSeconds*1000, 1)+" ms", c.UploadRounds, objectPartitions, c.HourEquivalents)
 }
 
 func writeFailover(b *strings.Builder, f *FailoverFigure) {

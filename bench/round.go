@@ -42,6 +42,7 @@ type roundResult struct {
 	before, after  Snapshot
 	hasMetrics     bool
 	compaction     *EtcdCompaction // a cluster's etcd compacted after the round
+	owned          map[int32]int   // a cluster's partitions of the round per owner, at its end
 	failover       *FailoverFigure
 	notes          []string
 	err            error
@@ -84,12 +85,29 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 		}
 	}
 	if c, ok := r.target.(*clusterTarget); ok {
-		if res.compaction, err = c.etcd.compactDefrag(ctx, etcdPrefix+"/"); err != nil {
+		if err := r.clusterEnd(ctx, c, res); err != nil {
 			return nil, err
 		}
-		res.compaction.KeysPerPartition = float64(res.compaction.Keys) / float64(len(r.topics)*r.w.Partitions)
 	}
 	return res, nil
+}
+
+// clusterEnd reads who owns the round's partitions and compacts the
+// cluster's etcd, after the round's measurement.
+func (r *round) clusterEnd(ctx context.Context, c *clusterTarget, res *roundResult) error {
+	owners, err := c.owners(ctx, r.topics)
+	if err != nil {
+		res.notes = append(res.notes, fmt.Sprintf("partition owners at the end of the round: %v", err))
+	}
+	res.owned = map[int32]int{}
+	for _, node := range owners {
+		res.owned[node]++
+	}
+	if res.compaction, err = c.etcd.compactDefrag(ctx, etcdPrefix+"/"); err != nil {
+		return err
+	}
+	res.compaction.KeysPerPartition = float64(res.compaction.Keys) / float64(len(r.topics)*r.w.Partitions)
+	return nil
 }
 
 // settled scrapes the broker once everything produced is in the object

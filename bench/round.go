@@ -67,6 +67,11 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 	if note != "" {
 		res.notes = append(res.notes, note)
 	}
+	if c, ok := r.target.(*clusterTarget); ok {
+		if err := r.waitOwned(ctx, c, res, time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err := adm.deleteTopics(context.WithoutCancel(ctx), r.topics); err != nil {
 			res.notes = append(res.notes, fmt.Sprintf("deleting the round's topics: %v", err))
@@ -90,6 +95,29 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// waitOwned waits until every partition of the round has an owner in the
+// cluster's etcd: the round measures a placed topic, not its placement.
+func (r *round) waitOwned(ctx context.Context, c *clusterTarget, res *roundResult, within time.Duration) error {
+	start := time.Now()
+	want := len(r.topics) * r.w.Partitions
+	for {
+		owners, err := c.owners(ctx, r.topics)
+		if err == nil && len(owners) == want {
+			res.notes = appendNew(res.notes, fmt.Sprintf("every partition had an owner %.1f s after the topics were created (the round starts then)",
+				time.Since(start).Seconds()))
+			return nil
+		}
+		if time.Since(start) > within {
+			return fmt.Errorf("bench: %d of %d partitions have an owner in etcd %s after their creation (%v)", len(owners), want, within, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // clusterEnd reads who owns the round's partitions and compacts the

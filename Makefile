@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/.bin
 export PATH := $(BIN):$(PATH)
 export CGO_ENABLED := 1
 
-.PHONY: test vet unit minio fuzz-smoke build interop java-interop python-interop compose duckdb-node clean print-interop-pkgs bench
+.PHONY: test vet unit minio etcd fuzz-smoke build interop java-interop python-interop compose duckdb-node clean print-interop-pkgs bench
 
 # Debian packages the interop tests need (installed by .ci/run).
 INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard postgresql python3-venv openjdk-17-jdk-headless maven
@@ -16,7 +16,7 @@ INTEROP_PKGS := kcat python3-kafka python3-confluent-kafka python3-snappy python
 MINIO_MODULE  := github.com/minio/minio
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 
-test: vet minio unit
+test: vet minio etcd unit
 
 build:
 	$(GO) build -o $(BIN)/broker ./cmd/broker
@@ -33,7 +33,7 @@ vet:
 # (franz-go, sarama, confluent-kafka-go with its bundled librdkafka) against
 # real brokers on loopback, and a real MinIO server. Then the storage path
 # again with its lock order checked (-tags lockrank, storage/internal/lockrank).
-unit: minio
+unit: minio etcd
 	$(GO) test -race -count=1 -timeout 40m ./...
 	$(GO) test -race -count=1 -timeout 20m -tags lockrank ./storage/internal/... ./storage/wal/... ./storage/readcache/... ./storage/partition/...
 
@@ -48,6 +48,14 @@ minio:
 	  GOBIN=$(BIN) CGO_ENABLED=0 $(GO) install $(MINIO_MODULE)@$(MINIO_VERSION); \
 	fi
 
+# The etcd server the bench suite's cluster target runs (bench/etcd.go
+# finds it in .bin, or at SEDIMENT_ETCD): built from the etcd server
+# module go.mod already pins, so it needs no download beyond the module
+# cache (about 20 s). Rebuilt when go.mod or go.sum change.
+etcd: .bin/etcd
+.bin/etcd: go.mod go.sum
+	$(GO) build -o $@ go.etcd.io/etcd/server/v3
+
 # A short run of every fuzz target beyond its committed seed corpus.
 FUZZTIME ?= 20s
 fuzz-smoke:
@@ -61,10 +69,12 @@ fuzz-smoke:
 
 # The benchmark suite (bench/README.md): one workload, reports in
 # bench/out/NAME. make bench WORKLOAD=bench/workloads/catch-up-read.yaml
-# BENCH_TARGETS="--launch sediment --minio" (needs make minio).
+# BENCH_TARGETS="--launch sediment --minio" (needs make minio), or a
+# cluster of three brokers on etcd beside one broker:
+# BENCH_TARGETS="--vs sediment,cluster --minio".
 WORKLOAD      ?= bench/workloads/max-throughput.yaml
 BENCH_TARGETS ?= --vs sediment,kfake
-bench: build
+bench: build etcd
 	$(BIN)/broker bench --workload $(WORKLOAD) $(BENCH_TARGETS) --out bench/out/$(basename $(notdir $(WORKLOAD)))
 
 # Clients from Debian packages (kcat, kafka-python, confluent-kafka-python)

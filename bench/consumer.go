@@ -47,7 +47,7 @@ func newConsumer(addr string, parts []topicPartition, c *counters, warmupEnd tim
 		}
 		assignment[tp.topic][tp.partition] = kgo.NewOffset().AtStart()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(assignment),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(addr)...), kgo.ConsumePartitions(assignment),
 		kgo.FetchMaxWait(500*time.Millisecond), kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(8<<20))
 	if err != nil {
 		return nil, fmt.Errorf("bench: consumer client: %w", err)

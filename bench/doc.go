@@ -11,7 +11,15 @@
 // request cost on S3. Every run starts by measuring the machine's raw
 // loopback TCP throughput, the ceiling the figures are set against.
 //
+// A launched cluster (--launch cluster) adds an etcd process and several
+// brokers on it: each broker's etcd transactions per second and per GB,
+// etcd's bytes received and database size, and, with --failover-after,
+// the time from killing a partition owner to the first acknowledged
+// produce on each of its partitions elsewhere.
+//
 // It writes DIR/results.json (every figure), DIR/summary.md and plots
 // (SVG and PNG). The package drives brokers only as a client (or as a
-// subprocess it launches); it never imports the broker's packages.
+// subprocess it launches, reading a launched cluster's etcd keys as
+// documented in issue 18's key layout); it never imports the broker's
+// packages.
 package bench

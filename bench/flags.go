@@ -11,13 +11,14 @@ import (
 )
 
 // Usage introduces `broker bench`'s flags.
-const Usage = `Usage: broker bench --workload FILE (--launch sediment|kafka|kfake | --bootstrap HOST:PORT | --vs A,B[,C...]) [flags] [-- broker serve flags]
+const Usage = `Usage: broker bench --workload FILE (--launch sediment|cluster|kafka|kfake | --bootstrap HOST:PORT | --vs A,B[,C...]) [flags] [-- broker serve flags]
 
 Runs an OpenMessaging-style workload with franz-go producers and consumers
 and writes OUT/results.json, OUT/summary.md and plots (SVG and PNG).
-The targets of --vs are sediment, kafka (Apache Kafka in a JVM, from
-make java-interop), kfake or HOST:PORT of a running broker.
-Flags after -- are passed to a launched "broker serve".
+The targets of --vs are sediment, cluster or cluster:N (an etcd from
+make .bin/etcd and --cluster-brokers or N brokers on it, with --minio), kafka (Apache Kafka in a
+JVM, from make java-interop), kfake or HOST:PORT of a running broker.
+Flags after -- are passed to every launched "broker serve".
 
 `
 
@@ -27,17 +28,17 @@ type cliFlags struct {
 	brokerBin, objectStore, brokerFlags, note     string
 	backlog, rerender                             string
 	kafkaProps                                    map[string]string
-	rounds, partitions, rate                      int
+	rounds, partitions, rate, clusterBrokers      int
 	count                                         int64
 	duration, loopback, sample, drain             time.Duration
-	kafkaWarmup                                   time.Duration
+	kafkaWarmup, failoverAfter                    time.Duration
 	minio, quiet                                  bool
 	storeLatency                                  time.Duration
 }
 
 func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.StringVar(&f.workload, "workload", "", "workload YAML file (see bench/workloads)")
-	fs.StringVar(&f.launch, "launch", "", "start the target: sediment (subprocess), kafka (Apache Kafka in a JVM) or kfake (in-process)")
+	fs.StringVar(&f.launch, "launch", "", "start the target: sediment (subprocess), cluster (etcd and --cluster-brokers sediment subprocesses), kafka (Apache Kafka in a JVM) or kfake (in-process)")
 	fs.StringVar(&f.bootstrap, "bootstrap", "", "HOST:PORT of a running Kafka-compatible broker")
 	fs.StringVar(&f.metrics, "metrics", "", "with --bootstrap: the broker's Prometheus URL (http://HOST:PORT/metrics)")
 	fs.StringVar(&f.vs, "vs", "", "two or more targets run alternately in one invocation, e.g. sediment,kafka")
@@ -52,6 +53,8 @@ func (f *cliFlags) register(fs *flag.FlagSet, self string) {
 	fs.StringVar(&f.objectStore, "object-store", "", "--object-store URL for a launched sediment (default: its local folder)")
 	fs.BoolVar(&f.minio, "minio", false, "start a MinIO server (./.bin/minio or SEDIMENT_MINIO) and give a launched sediment a bucket on it")
 	fs.DurationVar(&f.storeLatency, "store-latency", 0, "with --minio: hold every object-store request this long (a remote bucket's round trip)")
+	fs.IntVar(&f.clusterBrokers, "cluster-brokers", 3, "brokers of a launched cluster (1..16) named cluster; cluster:N in --vs has N")
+	fs.DurationVar(&f.failoverAfter, "failover-after", 0, "with a cluster: SIGKILL the broker owning the most partitions this long into the first round, and time each of its partitions to its first acknowledged produce elsewhere; 0: no kill")
 	fs.StringVar(&f.brokerFlags, "broker-flags", "", "more flags for a launched sediment, space-separated (or give them after --)")
 	f.kafkaProps = map[string]string{}
 	fs.DurationVar(&f.kafkaWarmup, "kafka-warmup", 20*time.Second, "how long a launched kafka runs the workload, unmeasured, before the first round (its JVM's JIT warm-up); 0: none")
@@ -99,6 +102,9 @@ func ParseArgs(args []string, self string, stderr io.Writer) (*Config, error) {
 	if err := setKafkaLaunch(targets, f.kafkaProps, f.kafkaWarmup); err != nil {
 		return nil, err
 	}
+	if err := f.setClusterLaunch(targets, w); err != nil {
+		return nil, err
+	}
 	if f.out == "" {
 		f.out = filepath.Join("bench", "out", w.Name)
 	}
@@ -140,12 +146,12 @@ func parseTargets(launch, bootstrap, vs, metrics string, sed SedimentLaunch) ([]
 		}
 	}
 	if given != 1 {
-		return nil, errors.New("bench: give exactly one of --launch sediment|kafka|kfake, --bootstrap HOST:PORT and --vs A,B[,C...]")
+		return nil, errors.New("bench: give exactly one of --launch sediment|cluster|kafka|kfake, --bootstrap HOST:PORT and --vs A,B[,C...]")
 	}
 	switch {
 	case launch != "":
-		if launch != "sediment" && launch != "kafka" && launch != "kfake" {
-			return nil, fmt.Errorf("bench: --launch %q: want sediment, kafka or kfake", launch)
+		if launch != "sediment" && launch != "cluster" && launch != "kafka" && launch != "kfake" {
+			return nil, fmt.Errorf("bench: --launch %q: want sediment, cluster, kafka or kfake", launch)
 		}
 		t, err := ParseTargetSpec(launch, sed)
 		return []TargetSpec{t}, err
@@ -193,4 +199,50 @@ func setKafkaLaunch(targets []TargetSpec, props map[string]string, warmup time.D
 		return errors.New("bench: --kafka-prop without a kafka target (--launch kafka or --vs ...,kafka)")
 	}
 	return nil
+}
+
+// setClusterLaunch gives every cluster target its brokers and failover,
+// and refuses what cannot run: a cluster without a shared bucket, a
+// failover without a cluster (or with one broker, or a backlog workload,
+// which produces nothing while it reads).
+func (f *cliFlags) setClusterLaunch(targets []TargetSpec, w *Workload) error {
+	cluster, oneBroker := false, false
+	for i := range targets {
+		if targets[i].Kind == "cluster" {
+			if targets[i].Cluster.Brokers == 0 {
+				targets[i].Cluster.Brokers = f.clusterBrokers
+			}
+			targets[i].Cluster.FailoverAfter = f.failoverAfter
+			cluster = true
+			oneBroker = oneBroker || targets[i].Cluster.Brokers < 2
+		}
+		for _, prev := range targets[:i] {
+			if prev.Label() == targets[i].Label() {
+				return fmt.Errorf("bench: target %s is given twice", prev.Label())
+			}
+		}
+	}
+	switch {
+	case f.clusterBrokers < 1 || f.clusterBrokers > maxClusterBrokers:
+		return fmt.Errorf("bench: --cluster-brokers %d: want 1..%d", f.clusterBrokers, maxClusterBrokers)
+	case f.failoverAfter < 0:
+		return fmt.Errorf("bench: --failover-after %s: must not be negative", f.failoverAfter)
+	case !cluster && f.failoverAfter > 0:
+		return errors.New("bench: --failover-after needs a cluster target (--launch cluster or --vs ...,cluster)")
+	case !cluster:
+		return nil
+	case f.failoverAfter > 0 && oneBroker:
+		return errors.New("bench: --failover-after needs clusters of 2 or more brokers (--cluster-brokers, cluster:N): the partitions need a broker to move to")
+	case f.failoverAfter > 0 && w.BacklogBytes > 0:
+		return errors.New("bench: --failover-after needs a live workload (duration or count): a backlog workload reads with nothing produced")
+	case !f.minio && !sharedBucket(f.objectStore):
+		return errors.New("bench: a cluster target needs a bucket its brokers share: give --minio (a MinIO server started for the run, from make minio) or --object-store s3://... or minio://...")
+	}
+	return nil
+}
+
+// sharedBucket reports whether an --object-store URL names a bucket that
+// several brokers can share (a file:// folder is one broker's).
+func sharedBucket(url string) bool {
+	return strings.HasPrefix(url, "s3://") || strings.HasPrefix(url, "minio://")
 }

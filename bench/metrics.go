@@ -36,6 +36,17 @@ type Snapshot struct {
 	UploadPending float64
 	Table         map[string]float64 // every sediment_table_* sample, by name{labels}
 	FetchReads    map[string]float64 // sediment_fetch_reads_total by source (where fetches were served from)
+	// MetaTxns is sediment_metadata_requests_total{op="txn"}: the
+	// broker's metadata transactions (etcd round trips that write), and
+	// MetaRequests the same over every op. HasMeta is false when the
+	// broker does not export the family.
+	MetaTxns, MetaRequests float64
+	HasMeta                bool
+	Appended               float64 // sediment_log_appended_bytes_total: bytes produced to this broker
+	Objects                float64 // sediment_upload_seconds_count: data objects PUT and committed
+	// Cluster is set by a cluster target: each broker's snapshot and
+	// etcd's, of which the fields above are the sum over the brokers.
+	Cluster *ClusterSnapshot
 }
 
 // scraper reads a Prometheus endpoint (and /proc for a local pid).
@@ -87,6 +98,12 @@ func parseMetrics(r io.Reader) (Snapshot, error) {
 	snap.RSSBytes = sum(fams["process_resident_memory_bytes"], nil)
 	snap.Fsyncs = sum(fams["sediment_wal_fsyncs_total"], nil)
 	snap.UploadPending = sum(fams["sediment_upload_pending_bytes"], nil)
+	snap.Appended = sum(fams["sediment_log_appended_bytes_total"], nil)
+	snap.Objects = observations(fams["sediment_upload_seconds"])
+	meta, hasMeta := fams["sediment_metadata_requests_total"]
+	snap.HasMeta = hasMeta
+	snap.MetaRequests = sum(meta, nil)
+	snap.MetaTxns = sum(meta, func(l map[string]string) bool { return l["op"] == "txn" })
 	req := fams["sediment_objectstore_requests_total"]
 	snap.Puts = sum(req, func(l map[string]string) bool { return l["op"] == "put" })
 	snap.Gets = sum(req, func(l map[string]string) bool { return strings.HasPrefix(l["op"], "get") })
@@ -123,6 +140,15 @@ func sum(f *dto.MetricFamily, match func(map[string]string) bool) float64 {
 		}
 	}
 	return total
+}
+
+// observations is a histogram family's count of observations.
+func observations(f *dto.MetricFamily) float64 {
+	var n float64
+	for _, m := range f.GetMetric() {
+		n += float64(m.GetHistogram().GetSampleCount())
+	}
+	return n
 }
 
 func value(m *dto.Metric) float64 {

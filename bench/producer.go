@@ -33,6 +33,9 @@ type counters struct {
 
 	produceErr firstError
 	consumeErr firstError
+	// onAck, when set before the producers start, sees every
+	// acknowledgement (a failover times the moved partitions with it).
+	onAck func(tp topicPartition, sent, at time.Time)
 }
 
 // firstError keeps the first error reported.
@@ -74,12 +77,12 @@ type producer struct {
 	ack    *latencyRecorder
 }
 
-func newProducer(addr string, w *Workload, c *counters) (*producer, error) {
+func newProducer(addr string, w *Workload, c *counters, extra ...kgo.Opt) (*producer, error) {
 	opts, err := producerOpts(addr, w)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: producer client: %w", err)
 	}
@@ -98,7 +101,7 @@ func producerOpts(addr string, w *Workload) ([]kgo.Opt, error) {
 		return nil, err
 	}
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(addr),
+		kgo.SeedBrokers(seeds(addr)...),
 		kgo.ProducerLinger(w.Linger),
 		kgo.ProducerBatchMaxBytes(int32(w.BatchSize)),
 		kgo.ProducerBatchCompression(codec),
@@ -174,6 +177,9 @@ func (p *producer) acked(r *kgo.Record, err error, sent time.Time, steady bool) 
 	p.c.produced.Add(1)
 	p.c.producedBytes.Add(n)
 	p.c.lastAck.Store(now.UnixNano())
+	if p.c.onAck != nil {
+		p.c.onAck(topicPartition{r.Topic, r.Partition}, sent, now)
+	}
 	if steady {
 		p.c.steady.Add(1)
 		p.c.steadyBytes.Add(n)

@@ -66,6 +66,9 @@ func Markdown(res *Results) string {
 		fmt.Fprintf(&b, "%s\n\n", w.Description)
 	}
 	fmt.Fprintf(&b, "%s\n\n", workloadLine(w, res.Rounds))
+	if len(w.BrokerFlags) > 0 {
+		fmt.Fprintf(&b, "Launched Sediment brokers ran with `%s`.\n\n", strings.Join(w.BrokerFlags, " "))
+	}
 	m := res.Machine
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %.0f GiB, Linux %s, %s; load average at start %s. ",
 		m.CPU, m.Cores, m.MemoryGiB, m.Kernel, m.Go, m.LoadAvg)
@@ -75,6 +78,7 @@ func Markdown(res *Results) string {
 	fmt.Fprintf(&b, "Raw loopback TCP throughput (the ceiling): **%.0f MB/s**.\n\n", res.Loopback.MBPerSec)
 	b.WriteString(SummaryText(res))
 	writeBroker(&b, res)
+	writeCluster(&b, res)
 	writeCost(&b, res)
 	writeNotes(&b, res)
 	b.WriteString("\nPlots: `throughput.svg`, `latency.svg`")

@@ -40,7 +40,10 @@ type TargetResult struct {
 	EndToEnd   Latency       `json:"end_to_end_latency"`
 	Broker     *BrokerFigure `json:"broker,omitempty"`
 	Cost       *CostEstimate `json:"cost,omitempty"`
-	Timeline   []Point       `json:"timeline"`
+	// Cluster, for a launched cluster, is its per-broker and etcd figures
+	// (Broker is then the sum over its brokers).
+	Cluster  *ClusterFigure `json:"cluster,omitempty"`
+	Timeline []Point        `json:"timeline"`
 	// VsFirst, for every target after the first, is its headline figures
 	// over the first target's.
 	VsFirst map[string]float64 `json:"vs_first,omitempty"`
@@ -92,6 +95,7 @@ func mergeRounds(spec TargetSpec, rounds []*roundResult, loopbackMBps float64) T
 	tr := TargetResult{Target: spec.Label(), Kind: spec.Kind, Complete: true}
 	ack, e2e := newHistogram(), newHistogram()
 	var b brokerSums
+	var cs clusterSums
 	offset := 0.0
 	for _, r := range rounds {
 		ack.Merge(r.ack)
@@ -111,6 +115,7 @@ func mergeRounds(spec TargetSpec, rounds []*roundResult, loopbackMBps float64) T
 			tr.Complete = false
 		}
 		b.add(r)
+		cs.add(r)
 	}
 	if tr.Consumed != tr.Produced {
 		tr.Complete = false
@@ -122,6 +127,7 @@ func mergeRounds(spec TargetSpec, rounds []*roundResult, loopbackMBps float64) T
 		tr.Broker = b.figure(tr)
 		tr.Cost = estimateCost(tr.Broker, tr.Produced, tr.Consumed, tr.Produce, tr.Consume)
 	}
+	tr.Cluster = cs.figure(producedGB(tr), uploadInterval(spec.Cluster.Sediment.Flags))
 	return tr
 }
 
@@ -183,10 +189,7 @@ func (b *brokerSums) figure(tr TargetResult) *BrokerFigure {
 		ObjectBytesOut: b.bytesOut, ObjectBytesIn: b.bytesIn, WallSeconds: b.wall, TableMetricsLast: b.table}
 	f.TableLag = tableLag(b.table)
 	f.FetchReads = b.fetchReads
-	producedGB := float64(tr.Produce.Bytes) / 1e9
-	if all := float64(totalBytes(tr.Produce, tr.Produced)) / 1e9; all > 0 {
-		producedGB = all
-	}
+	producedGB := producedGB(tr)
 	consumedGB := float64(tr.Consume.Bytes) / 1e9
 	if producedGB > 0 {
 		f.CPUSecondsPerGB = b.cpu / producedGB
@@ -199,6 +202,14 @@ func (b *brokerSums) figure(tr TargetResult) *BrokerFigure {
 		f.FsyncsPerSec = b.fsyncs / b.wall
 	}
 	return f
+}
+
+// producedGB is the target's produce in 10^9 value bytes, warmup included.
+func producedGB(tr TargetResult) float64 {
+	if all := float64(totalBytes(tr.Produce, tr.Produced)) / 1e9; all > 0 {
+		return all
+	}
+	return float64(tr.Produce.Bytes) / 1e9
 }
 
 // totalBytes estimates all produced value bytes (warmup included) from the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // round is one run of a workload (or of its share, with --vs) against one
@@ -20,6 +21,9 @@ type round struct {
 	drain    time.Duration
 	progress *progress
 	label    string
+	// failover, set on a cluster's first live round with
+	// --failover-after, kills a broker during the produce phase.
+	failover *failover
 }
 
 // roundResult is what one round measured, kept raw so that rounds merge.
@@ -37,6 +41,9 @@ type roundResult struct {
 	timeline       []Point
 	before, after  Snapshot
 	hasMetrics     bool
+	compaction     *EtcdCompaction // a cluster's etcd compacted after the round
+	owned          map[int32]int   // a cluster's partitions of the round per owner, at its end
+	failover       *FailoverFigure
 	notes          []string
 	err            error
 }
@@ -60,6 +67,11 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 	if note != "" {
 		res.notes = append(res.notes, note)
 	}
+	if c, ok := r.target.(*clusterTarget); ok {
+		if err := r.waitOwned(ctx, c, res, time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err := adm.deleteTopics(context.WithoutCancel(ctx), r.topics); err != nil {
 			res.notes = append(res.notes, fmt.Sprintf("deleting the round's topics: %v", err))
@@ -77,7 +89,53 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 			return nil, err
 		}
 	}
+	if c, ok := r.target.(*clusterTarget); ok {
+		if err := r.clusterEnd(ctx, c, res); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// waitOwned waits until every partition of the round has an owner in the
+// cluster's etcd: the round measures a placed topic, not its placement.
+func (r *round) waitOwned(ctx context.Context, c *clusterTarget, res *roundResult, within time.Duration) error {
+	start := time.Now()
+	want := len(r.topics) * r.w.Partitions
+	for {
+		owners, err := c.owners(ctx, r.topics)
+		if err == nil && len(owners) == want {
+			res.notes = appendNew(res.notes, fmt.Sprintf("every partition had an owner %.1f s after the topics were created (the round starts then)",
+				time.Since(start).Seconds()))
+			return nil
+		}
+		if time.Since(start) > within {
+			return fmt.Errorf("bench: %d of %d partitions have an owner in etcd %s after their creation (%v)", len(owners), want, within, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// clusterEnd reads who owns the round's partitions and compacts the
+// cluster's etcd, after the round's measurement.
+func (r *round) clusterEnd(ctx context.Context, c *clusterTarget, res *roundResult) error {
+	owners, err := c.owners(ctx, r.topics)
+	if err != nil {
+		res.notes = append(res.notes, fmt.Sprintf("partition owners at the end of the round: %v", err))
+	}
+	res.owned = map[int32]int{}
+	for _, node := range owners {
+		res.owned[node]++
+	}
+	if res.compaction, err = c.etcd.compactDefrag(ctx, etcdPrefix+"/"); err != nil {
+		return err
+	}
+	res.compaction.KeysPerPartition = float64(res.compaction.Keys) / float64(len(r.topics)*r.w.Partitions)
+	return nil
 }
 
 // settled scrapes the broker once everything produced is in the object
@@ -124,6 +182,10 @@ func (r *round) live(ctx context.Context, c *counters, res *roundResult, t *phas
 	t.produceStart = time.Now()
 	t.consumeStart = t.produceStart
 	t.warmupEnd = t.produceStart.Add(r.w.Warmup)
+	if r.failover != nil {
+		stop := r.failover.start(ctx, c, t.produceStart, r.topics)
+		defer func() { res.failover = stop() }()
+	}
 	cons, err := r.startConsumers(ctx, c, t.warmupEnd, res)
 	if err != nil {
 		return err
@@ -160,7 +222,11 @@ func (r *round) backlog(ctx context.Context, c *counters, res *roundResult, t *p
 func (r *round) produce(ctx context.Context, c *counters, res *roundResult, t *phaseTimes, count int64, d time.Duration) error {
 	prods := make([]*producer, r.w.Producers)
 	for i := range prods {
-		p, err := newProducer(r.target.Bootstrap(), r.w, c)
+		var extra []kgo.Opt
+		if r.failover != nil {
+			extra = failoverProducerOpts
+		}
+		p, err := newProducer(r.target.Bootstrap(), r.w, c, extra...)
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,11 @@ func (c *Config) fillDefaults() error {
 		return errors.New("bench: no output directory (--out)")
 	}
 	c.Targets = slices.Clone(c.Targets)
+	for i := range c.Targets {
+		for _, sl := range []*SedimentLaunch{&c.Targets[i].Sediment, &c.Targets[i].Cluster.Sediment} {
+			sl.Flags = append(slices.Clone(c.Workload.BrokerFlags), sl.Flags...)
+		}
+	}
 	if c.Rounds <= 0 {
 		c.Rounds = min(len(c.Targets), 2)
 	}
@@ -140,8 +145,10 @@ func attachMinIO(ctx context.Context, cfg *Config) (stop func() error, err error
 		say(cfg.Progress, "every object-store request held %v (proxy %s)", cfg.StoreLatency, p.endpoint())
 	}
 	for i := range cfg.Targets {
-		cfg.Targets[i].Sediment.ObjectStore = store
-		cfg.Targets[i].Sediment.Env = append(cfg.Targets[i].Sediment.Env, m.env()...)
+		for _, sl := range []*SedimentLaunch{&cfg.Targets[i].Sediment, &cfg.Targets[i].Cluster.Sediment} {
+			sl.ObjectStore = store
+			sl.Env = append(sl.Env, m.env()...)
+		}
 	}
 	say(cfg.Progress, "MinIO on %s, bucket %s", m.srv.Addr, minioBucket)
 	return stop, nil
@@ -155,6 +162,9 @@ func launchAll(ctx context.Context, cfg Config) ([]Target, error) {
 		logPath := filepath.Join(cfg.OutDir, "broker-"+strconv.Itoa(i)+".log")
 		if spec.Kind == "sediment" && spec.Sediment.LogPath == "" {
 			spec.Sediment.LogPath = logPath
+		}
+		if spec.Kind == "cluster" && spec.Cluster.LogPrefix == "" {
+			spec.Cluster.LogPrefix = filepath.Join(cfg.OutDir, "broker-"+strconv.Itoa(i)+"-")
 		}
 		if spec.Kind == "kafka" {
 			spec.Kafka.Parent = cmp.Or(spec.Kafka.Parent, cfg.OutDir)
@@ -196,6 +206,9 @@ func runRounds(ctx context.Context, cfg Config, targets []Target) ([][]*roundRes
 			r := &round{target: targets[i], w: w, sample: cfg.SampleInterval, drain: cfg.DrainTimeout, progress: prog,
 				topics: topicNames(w, runID, i, n),
 				label:  fmt.Sprintf("[%s %d/%d]", cfg.Targets[i].Label(), n+1, cfg.Rounds)}
+			if c, ok := targets[i].(*clusterTarget); ok && w.BacklogBytes == 0 {
+				r.failover = c.takeFailover()
+			}
 			rr, err := r.run(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s round %d: %w", cfg.Targets[i].Label(), n+1, err)

@@ -48,6 +48,8 @@ var smokeOverrides = map[string]Overrides{
 	"catch-up-read":      {BacklogBytes: 8 << 20},
 	"many-partitions":    {Duration: 2 * time.Second, ProducerRate: 2000},
 	"table-topic":        {Duration: 2 * time.Second, ProducerRate: 1000},
+	"etcd-hour":          {Duration: 2 * time.Second, ProducerRate: 2000, Partitions: 5},
+	"failover":           {Duration: 2 * time.Second, ProducerRate: 1000},
 }
 
 // smokeConfig is a short run of w against targets, reports into a temp dir.

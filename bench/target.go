@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -12,7 +13,8 @@ import (
 // TargetSpec says which broker a run measures and how to reach or start it.
 type TargetSpec struct {
 	// Kind is "bootstrap" (a running broker at Addr), "sediment" (launched
-	// as a subprocess), "kafka" (the reference Apache Kafka broker, launched
+	// as a subprocess), "cluster" (an etcd and several Sediment brokers,
+	// launched as subprocesses), "kafka" (the reference Apache Kafka broker, launched
 	// in a JVM) or "kfake" (franz-go's in-memory cluster, in-process).
 	Kind string
 	// Addr is the bootstrap address of a running broker (Kind bootstrap).
@@ -24,30 +26,48 @@ type TargetSpec struct {
 	Sediment SedimentLaunch
 	// Kafka is how to launch Apache Kafka (Kind kafka).
 	Kafka KafkaLaunch
+	// Cluster is how to launch an etcd and several brokers (Kind cluster).
+	Cluster ClusterLaunch
 }
 
-// ParseTargetSpec reads one --vs element: "sediment", "kafka", "kfake" or
-// a HOST:PORT of a running broker. A kafka spec starts in Kafka's default
-// configuration; its Kafka field takes extra properties.
+// ParseTargetSpec reads one --vs element: "sediment", "cluster",
+// "cluster:N", "kafka", "kfake" or a HOST:PORT of a running broker. A
+// kafka spec starts in Kafka's default configuration; its Kafka field
+// takes extra properties. A cluster spec runs sed on every broker: N of
+// them, or --cluster-brokers (0 here until set).
 func ParseTargetSpec(s string, sed SedimentLaunch) (TargetSpec, error) {
 	switch s = strings.TrimSpace(s); s {
 	case "sediment":
 		return TargetSpec{Kind: "sediment", Sediment: sed}, nil
+	case "cluster":
+		return TargetSpec{Kind: "cluster", Cluster: ClusterLaunch{Sediment: sed}}, nil
 	case "kafka":
 		return TargetSpec{Kind: "kafka"}, nil
 	case "kfake":
 		return TargetSpec{Kind: "kfake"}, nil
 	}
+	if n, ok := strings.CutPrefix(s, "cluster:"); ok {
+		brokers, err := strconv.Atoi(n)
+		if err != nil || brokers < 1 || brokers > maxClusterBrokers {
+			return TargetSpec{}, fmt.Errorf("bench: target %q: want cluster:N with N brokers, 1..%d", s, maxClusterBrokers)
+		}
+		return TargetSpec{Kind: "cluster", Cluster: ClusterLaunch{Brokers: brokers, Sediment: sed}}, nil
+	}
 	if _, _, err := net.SplitHostPort(s); err != nil {
-		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, kafka, kfake or HOST:PORT of a running broker", s)
+		return TargetSpec{}, fmt.Errorf("bench: target %q: want sediment, cluster, cluster:N, kafka, kfake or HOST:PORT of a running broker", s)
 	}
 	return TargetSpec{Kind: "bootstrap", Addr: s}, nil
 }
 
-// Label is the target's name in reports.
+// Label is the target's name in reports: a cluster's names its brokers.
 func (s TargetSpec) Label() string {
-	if s.Kind == "bootstrap" {
+	switch s.Kind {
+	case "bootstrap":
 		return s.Addr
+	case "cluster":
+		if s.Cluster.Brokers > 0 {
+			return fmt.Sprintf("cluster:%d", s.Cluster.Brokers)
+		}
 	}
 	return s.Kind
 }
@@ -80,8 +100,10 @@ func Launch(ctx context.Context, spec TargetSpec) (Target, error) {
 		return launchSediment(ctx, spec.Sediment)
 	case "kafka":
 		return launchKafka(ctx, spec.Kafka)
+	case "cluster":
+		return launchCluster(ctx, spec.Cluster)
 	}
-	return nil, fmt.Errorf("bench: unknown target kind %q (want bootstrap, sediment, kafka or kfake)", spec.Kind)
+	return nil, fmt.Errorf("bench: unknown target kind %q (want bootstrap, sediment, cluster, kafka or kfake)", spec.Kind)
 }
 
 // runningBroker is a broker someone else started.

@@ -20,7 +20,7 @@ type admin struct {
 }
 
 func newAdmin(addr string) (*admin, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(addr)...))
 	if err != nil {
 		return nil, fmt.Errorf("bench: admin client: %w", err)
 	}

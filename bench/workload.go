@@ -52,6 +52,12 @@ type Workload struct {
 	// topic creation is refused, the topic is created without them and
 	// the report says so.
 	OptionalTopicConfig []string `yaml:"optional_topic_config" json:"optional_topic_config,omitempty"`
+
+	// BrokerFlags are `broker serve` flags every launched Sediment (one
+	// broker or a cluster's) starts with, before those of the command
+	// line: what the workload needs of the broker, such as a shorter
+	// --upload-interval to compress an hour of uploads into minutes.
+	BrokerFlags []string `yaml:"broker_flags" json:"broker_flags,omitempty"`
 }
 
 // ByteSize is a byte count written as 1048576, "1MiB" or "1 GB".
@@ -157,6 +163,12 @@ func (w *Workload) Validate() error {
 	_, err := compressionCodec(w.Compression)
 	check(err == nil, "compression: %v", err)
 	check(validPartitioner(w.Partitioner), "partitioner: want sticky, round-robin or random-key, got %q", w.Partitioner)
+	for _, f := range w.BrokerFlags {
+		check(f != "", "broker_flags: an empty flag")
+	}
+	if len(w.BrokerFlags) > 0 {
+		check(strings.HasPrefix(w.BrokerFlags[0], "-"), "broker_flags: want flags of broker serve, starting with one (--name), got %q", w.BrokerFlags[0])
+	}
 	for _, k := range w.OptionalTopicConfig {
 		_, ok := w.TopicConfig[k]
 		check(ok, "optional_topic_config: %q is not in topic_config", k)

@@ -87,11 +87,11 @@ func TestParseArgs(t *testing.T) {
 	}{
 		{[]string{"--launch", "kfake"}, "--workload FILE is required"},
 		{[]string{"--workload", wl}, "exactly one of"},
-		{[]string{"--workload", wl, "--launch", "redpanda"}, "want sediment, kafka or kfake"},
+		{[]string{"--workload", wl, "--launch", "redpanda"}, "want sediment, cluster, kafka or kfake"},
 		{[]string{"--workload", wl, "--launch", "kfake", "--bootstrap", "h:1"}, "exactly one of"},
 		{[]string{"--workload", wl, "--vs", "sediment"}, "want two to 4 targets"},
 		{[]string{"--workload", wl, "--vs", "kfake,kfake"}, "given twice"},
-		{[]string{"--workload", wl, "--vs", "sediment,nowhere"}, "want sediment, kafka, kfake or HOST:PORT"},
+		{[]string{"--workload", wl, "--vs", "sediment,nowhere"}, "want sediment, cluster, cluster:N, kafka, kfake or HOST:PORT"},
 		{[]string{"--workload", wl, "--bootstrap", "kfake"}, "want HOST:PORT"},
 		{[]string{"--workload", "nope.yaml", "--launch", "kfake"}, "no such file"},
 		{[]string{"--workload", wl, "--launch", "kfake", "--backlog-bytes", "x"}, "--backlog-bytes"},

@@ -17,6 +17,7 @@ package protocol
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -102,6 +103,13 @@ func (r *request) metadataFor(c clusterState, req *kmsg.MetadataRequest, rt kmsg
 		return mt
 	}
 	name := *rt.Topic
+	if t, ok := r.s.log.Topic(name); ok {
+		return r.topicMetadata(c, req, t)
+	}
+	// In a cluster the topic may be new on another broker; look again.
+	if err := r.s.log.SyncTopicsIfStale(r.ctx(), 100*time.Millisecond); err != nil {
+		r.s.lg.Warn("topic sync failed", "topic", name, "err", err)
+	}
 	if t, ok := r.s.log.Topic(name); ok {
 		return r.topicMetadata(c, req, t)
 	}

@@ -217,6 +217,7 @@ type Log struct {
 	// SyncTopics), so that a sync never mistakes a topic created after its
 	// read of metadata for one deleted by another broker.
 	topicsMu sync.Mutex
+	syncedAt atomic.Int64 // UnixNano of the last SyncTopics' start
 
 	mu     lockrank.RWMutex[lockrank.LogTopics] // guards topics and byID
 	topics map[string]*Topic

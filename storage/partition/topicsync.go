@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -16,6 +17,7 @@ import (
 func (l *Log) SyncTopics(ctx context.Context) error {
 	l.topicsMu.Lock()
 	defer l.topicsMu.Unlock()
+	l.syncedAt.Store(time.Now().UnixNano())
 	topics, err := l.meta.Topics(ctx)
 	if err != nil {
 		return fmt.Errorf("partition: sync topics: %w", err)
@@ -110,4 +112,19 @@ func (l *Log) loadReplayProducers(ctx context.Context, p *Partition) error {
 	p.producers.expire(l.producerExpireBefore())
 	p.producersUnread = false
 	return nil
+}
+
+// SyncTopicsIfStale is SyncTopics unless one started within maxAge. A
+// request naming a topic this broker does not know calls it, in a cluster:
+// the topic may have been created on another broker a moment ago, before
+// the watch of the topics brought it here. maxAge bounds what a client
+// asking for topics that do not exist costs metadata.
+func (l *Log) SyncTopicsIfStale(ctx context.Context, maxAge time.Duration) error {
+	if l.opts.Ownership == nil {
+		return nil // one node: every topic is created here
+	}
+	if time.Since(time.Unix(0, l.syncedAt.Load())) < maxAge {
+		return nil
+	}
+	return l.SyncTopics(ctx)
 }

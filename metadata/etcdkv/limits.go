@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
+
+	"github.com/sediment-io/sediment/metadata"
 )
 
 // ErrLimit marks a transaction that etcd would refuse for its size: too
@@ -41,3 +43,15 @@ func (l Limits) check(p txnPlan) error {
 	}
 	return nil
 }
+
+// TxnLimits implements metadata.LimitedKV: the Store splits what scales
+// with a topic's partitions to fit these.
+func (k *KV) TxnLimits() metadata.TxnLimits {
+	return metadata.TxnLimits{MaxOps: k.limits.MaxTxnOps, MaxBytes: k.limits.MaxRequestBytes - requestOverhead,
+		OpBytes: len(k.prefix) + opFraming}
+}
+
+// opFraming bounds the protobuf framing of one write of a transaction.
+const opFraming = 16
+
+var _ metadata.LimitedKV = (*KV)(nil)

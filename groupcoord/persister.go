@@ -12,10 +12,13 @@ import (
 
 // Bounds of one metadata transaction of the persister: changes, and
 // conditions and writes (each; etcd's default --max-txn-ops, which it
-// checks separately for both). A change larger than that goes alone.
+// checks separately for both). A change larger than that goes alone; no
+// change is, since one carries at most maxChangeOffsets offsets and its
+// group's record (queueOffsetsLocked splits a larger commit into several).
 const (
-	maxWritesPerTxn = 512
-	maxTxnOps       = 128
+	maxWritesPerTxn  = 512
+	maxTxnOps        = 128
+	maxChangeOffsets = maxTxnOps - 1
 )
 
 // writeReq is one group change waiting for the persister.

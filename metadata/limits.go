@@ -20,6 +20,11 @@ type LimitedKV interface {
 	TxnLimits() TxnLimits
 }
 
+// TxnLimits returns the limits of the Store's KV (zero: none), for a
+// caller that plans a transaction of its own size: compaction bounds the
+// segments one rewrite replaces by it.
+func (s *Store) TxnLimits() TxnLimits { return kvLimits(s.kv) }
+
 // txnOverhead is room for a transaction's few conditions.
 const txnOverhead = 16 << 10
 

@@ -139,14 +139,15 @@ func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
 // queueOffsetsLocked queues offsets (with the group's record if it was
 // never stored) and applies them in memory once durable; then done runs
 // with one error per write (nil: durable). More offsets than one
-// transaction takes are split into changes of at most maxChangeOffsets,
-// each durable on its own, so that each partition is answered for what
-// happened to it, as Kafka answers an OffsetCommit per partition.
+// transaction takes are split into several changes (changeRanges), each
+// durable on its own, so that each partition is answered for what happened
+// to it, as Kafka answers an OffsetCommit per partition.
 func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func([]error)) {
 	errs := make([]error, len(writes))
-	left := (len(writes) + maxChangeOffsets - 1) / maxChangeOffsets // guarded by g.mu
-	for start := 0; start < len(writes); start += maxChangeOffsets {
-		end := min(start+maxChangeOffsets, len(writes))
+	ranges := changeRanges(writes)
+	left := len(ranges) // guarded by g.mu
+	for k, r := range ranges {
+		start, end := r[0], r[1]
 		err := g.queueChangeLocked(writes[start:end], func(err error) {
 			g.mu.Lock()
 			for i := start; i < end; i++ {
@@ -163,7 +164,7 @@ func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func([]er
 			for i := start; i < len(writes); i++ {
 				errs[i] = err
 			}
-			if left -= (len(writes) - start + maxChangeOffsets - 1) / maxChangeOffsets; left == 0 {
+			if left -= len(ranges) - k; left == 0 {
 				done(errs)
 			}
 			return

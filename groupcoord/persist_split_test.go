@@ -3,7 +3,9 @@ package groupcoord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -26,11 +28,15 @@ func (k *failNthKV) Txn(ctx context.Context, conds []metadata.Cond, ops []metada
 	return k.KV.Txn(ctx, conds, ops)
 }
 
-// newEnvOn is newEnv over meta, with topic "big" of parts partitions.
-func newEnvOn(t *testing.T, meta *metadata.Store, parts int32) *env {
+// newEnvOn is newEnv over meta, with topic "big" of parts partitions and
+// extra broker configs.
+func newEnvOn(t *testing.T, meta *metadata.Store, parts int32, kv ...string) *env {
 	t.Helper()
 	e := &env{t: t, clock: newFakeClock(), meta: meta,
 		cluster: &fakeCluster{topics: map[string]fakeTopic{}, config: map[string]string{"group.initial.rebalance.delay.ms": "0"}}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.cluster.config[kv[i]] = kv[i+1]
+	}
 	e.cluster.setTopic("big", parts)
 	t.Cleanup(func() { e.meta.Close() })
 	e.open()
@@ -38,12 +44,15 @@ func newEnvOn(t *testing.T, meta *metadata.Store, parts int32) *env {
 }
 
 // commitBig commits offset 1000+p for partitions [0, n) of "big",
-// standalone.
-func (e *env) commitBig(group string, n int32) CommitResult {
+// standalone, each with md as its metadata.
+func (e *env) commitBig(group string, n int32, md ...string) CommitResult {
 	e.t.Helper()
 	req := CommitRequest{Group: group, Generation: -1}
 	for p := range n {
 		req.Offsets = append(req.Offsets, CommitOffset{Topic: "big", Partition: p, Offset: 1000 + int64(p)})
+		if len(md) > 0 {
+			req.Offsets[p].Metadata = &md[0]
+		}
 	}
 	return recv(e.t, e.c.Commit(req))
 }
@@ -72,7 +81,20 @@ func (e *env) fetchedBig(group string, n int32) []int64 {
 func TestCommitOfManyPartitionsOnEtcd(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
 	e := newEnvOn(t, metadata.NewStore(openEtcd(t, endpoint)), 300)
-	res := e.commitBig("g", 300)
+	checkCommitOfMany(t, e)
+}
+
+// The same with 16 KiB of metadata a partition (offset.metadata.max.bytes
+// raised): about 5 MiB, over etcd's request size, split by bytes too.
+func TestCommitOfLargeMetadataOnEtcd(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	e := newEnvOn(t, metadata.NewStore(openEtcd(t, endpoint)), 300, "offset.metadata.max.bytes", "20000")
+	checkCommitOfMany(t, e, strings.Repeat("m", 16<<10))
+}
+
+func checkCommitOfMany(t *testing.T, e *env, md ...string) {
+	t.Helper()
+	res := e.commitBig("g", 300, md...)
 	if res.Err != nil {
 		t.Fatalf("commit: %v", res.Err)
 	}
@@ -129,4 +151,30 @@ func TestCommitOfManyPartitionsPartlyFailed(t *testing.T) {
 	check("served")
 	e.restart()
 	check("after a restart")
+}
+
+func TestChangeRanges(t *testing.T) {
+	offsets := func(n, md int) []metadata.OffsetWrite {
+		ws := make([]metadata.OffsetWrite, n)
+		for i := range ws {
+			ws[i].Offset = &metadata.CommittedOffset{Metadata: strings.Repeat("m", md)}
+		}
+		return ws
+	}
+	for _, tc := range []struct {
+		name   string
+		writes []metadata.OffsetWrite
+		want   string
+	}{
+		{"one", offsets(1, 0), "[[0 1]]"},
+		{"at the count", offsets(127, 0), "[[0 127]]"},
+		{"over the count", offsets(300, 0), "[[0 127] [127 254] [254 300]]"},
+		{"deletes", make([]metadata.OffsetWrite, 128), "[[0 127] [127 128]]"},
+		{"by bytes", offsets(5, 400<<10), "[[0 2] [2 4] [4 5]]"},
+		{"one too large", offsets(2, 2<<20), "[[0 1] [1 2]]"},
+	} {
+		if got := fmt.Sprint(changeRanges(tc.writes)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
 }

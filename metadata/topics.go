@@ -63,17 +63,21 @@ func (s *Store) Topics(ctx context.Context) ([]Topic, error) {
 // ErrConflict). Partitions may only grow; new partitions get an empty
 // state, written with the topic record when one transaction takes them,
 // else first and in pieces (topicsplit.go). While another grow of the topic
-// is under way, or an interrupted one is not cleaned up, it fails with
-// ErrTopicBusy.
+// is under way, or an interrupted one is not cleaned up, a grow fails with
+// ErrTopicBusy; a change of configs alone does not wait for it.
 func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 	if t.Partitions < old.Partitions || t.ID != old.ID || t.Name != old.Name {
 		return fmt.Errorf("metadata: update topic %q: partitions may only grow and the id never changes", t.Name)
 	}
 	cond := Cond{Key: topicKey(t.Name), Version: old.Version}
 	ops := append([]Op{putJSON(topicKey(t.Name), t)}, partStateOps(t.ID, old.Partitions, t.Partitions)...)
+	conds := []Cond{cond}
+	if t.Partitions > old.Partitions { // an interrupted grow's cleanup must not delete what this one counts
+		conds = append(conds, Cond{Key: pendingTopicKey(t.ID)})
+	}
 	var err error
-	if kvLimits(s.kv).fits(2, ops) {
-		_, err = s.kv.Txn(ctx, []Cond{cond, {Key: pendingTopicKey(t.ID)}}, ops)
+	if kvLimits(s.kv).fits(len(conds), ops) {
+		_, err = s.kv.Txn(ctx, conds, ops)
 	} else {
 		err = s.writeTopicSplit(ctx, cond, t, old.Partitions)
 	}

@@ -254,6 +254,14 @@ func TestSplitGrowCrash(t *testing.T) {
 	if err := s.UpdateTopic(ctx, cur, small); !errors.Is(err, metadata.ErrTopicBusy) {
 		t.Fatalf("grow over an interrupted one: %v, want ErrTopicBusy", err)
 	}
+	configured := cur
+	configured.Configs = map[string]string{"retention.ms": "1000"}
+	if err := s.UpdateTopic(ctx, cur, configured); err != nil {
+		t.Fatalf("config change while an interrupted grow waits for its cleanup: %v", err)
+	}
+	cur, _, _ = s.Topic(ctx, "t")
+	small = cur
+	small.Partitions = 12
 	if err := s.ReleasePendingTopics(ctx, 0); err != nil {
 		t.Fatal(err)
 	}

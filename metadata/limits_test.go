@@ -54,3 +54,16 @@ func TestDeleteSegmentsWithinLimits(t *testing.T) {
 		t.Fatalf("%d garbage records, want %d", got, n)
 	}
 }
+
+// The metrics wrapper the broker puts around its KV keeps the backend's
+// limits visible, so that the Store still splits what would not fit.
+func TestInstrumentedKVKeepsItsLimits(t *testing.T) {
+	_, kv := newSplitStore(t)
+	s := metadata.NewStore(metadata.Instrument(kv, nil))
+	if got := s.TxnLimits(); got != kv.TxnLimits() {
+		t.Fatalf("limits through the metrics wrapper: %+v, want %+v", got, kv.TxnLimits())
+	}
+	if err := s.CreateTopic(context.Background(), metadata.Topic{Name: "t", ID: metadata.NewTopicID(), Partitions: 500}); err != nil {
+		t.Fatal(err)
+	}
+}

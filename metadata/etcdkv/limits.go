@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sediment-io/sediment/metadata"
@@ -55,3 +56,16 @@ func (k *KV) TxnLimits() metadata.TxnLimits {
 const opFraming = 16
 
 var _ metadata.LimitedKV = (*KV)(nil)
+
+// limitHint names the etcd setting behind a transaction etcd refused for
+// its size, which Txn's own check let through: the etcd is configured
+// below the defaults the broker needs.
+func limitHint(err error) string {
+	switch rpctypes.ErrorDesc(err) {
+	case rpctypes.ErrorDesc(rpctypes.ErrGRPCTooManyOps):
+		return fmt.Sprintf(" (etcd's --max-txn-ops is below the %d the broker needs)", DefaultLimits.MaxTxnOps)
+	case rpctypes.ErrorDesc(rpctypes.ErrGRPCRequestTooLarge):
+		return fmt.Sprintf(" (etcd's --max-request-bytes is below the %d the broker needs)", DefaultLimits.MaxRequestBytes)
+	}
+	return ""
+}

@@ -45,7 +45,8 @@ func openEtcdLog(t *testing.T, e *logEnv, endpoint string) (*Log, *metadata.Stor
 func produceEach(t *testing.T, l *Log, parts []*Partition) {
 	t.Helper()
 	for _, p := range parts {
-		produce(t, l, p, testBatch{values: [][]byte{[]byte(fmt.Sprint("p", p.Index()))}})
+		// Stamped now: retention.ms, if the maintainer runs, keeps them.
+		produce(t, l, p, testBatch{values: [][]byte{[]byte(fmt.Sprint("p", p.Index()))}, firstTS: time.Now().UnixMilli()})
 	}
 	uploadAll(t, l)
 }

@@ -69,14 +69,11 @@ func (g *group) deleteOffsetsLocked(parts []metadata.GroupPartition, subscribed 
 		out <- DeleteOffsetsResult{Partitions: errs}
 		return
 	}
-	done := func(err error) {
-		for _, i := range written {
-			errs[i] = err
+	g.c.lg.Info("group offsets deleted", "group", g.id, "partitions", len(writes), "reason", "OffsetDelete")
+	g.queueOffsetsLocked(writes, func(werrs []error) {
+		for j, i := range written {
+			errs[i] = werrs[j]
 		}
 		out <- DeleteOffsetsResult{Partitions: errs}
-	}
-	g.c.lg.Info("group offsets deleted", "group", g.id, "partitions", len(writes), "reason", "OffsetDelete")
-	if err := g.queueOffsetsLocked(writes, done); err != nil {
-		done(err)
-	}
+	})
 }

@@ -77,15 +77,15 @@ func (g *group) cleanupLocked(now time.Time, retention time.Duration, wg *sync.W
 	g.c.lg.Info("group offsets expired", "group", g.id, "expired", len(expired), "deleted_topics", len(stale),
 		"reason", "offsets.retention.minutes, or topic deleted")
 	wg.Add(1)
-	done := func(err error) {
-		if err != nil {
-			g.c.lg.Warn("group offsets not expired", "group", g.id, "err", err)
+	g.queueOffsetsLocked(append(stale, expired...), func(errs []error) {
+		for _, err := range errs {
+			if err != nil {
+				g.c.lg.Warn("group offsets not expired", "group", g.id, "err", err)
+				break
+			}
 		}
 		wg.Done()
-	}
-	if err := g.queueOffsetsLocked(append(stale, expired...), done); err != nil {
-		done(err)
-	}
+	})
 }
 
 // expiredLocked applies Kafka's retention rules (KIP-211, KIP-496): the

@@ -33,9 +33,10 @@ type CommitResult struct {
 	Partitions []error
 }
 
-// Commit validates a commit and makes its offsets durable, all of them in
-// one metadata transaction (shared with whatever else is pending). The
-// result arrives once they are durable.
+// Commit validates a commit and makes its offsets durable, in one metadata
+// transaction (shared with whatever else is pending) when they fit in one,
+// else in several (see queueOffsetsLocked). The result arrives once they
+// are durable.
 func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
 	out := make(chan CommitResult, 1)
 	if c.closed.Load() {
@@ -99,7 +100,7 @@ func (g *group) checkCommitLocked(req CommitRequest) error {
 	return nil
 }
 
-// commitLocked checks each offset and queues the good ones as one write.
+// commitLocked checks each offset and queues the good ones.
 func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
 	s := g.c.settings()
 	now := g.c.clock.Now().UnixMilli()
@@ -127,20 +128,54 @@ func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
 		out <- CommitResult{Partitions: errs}
 		return
 	}
-	done := func(err error) {
-		for _, i := range written {
-			errs[i] = err
+	g.queueOffsetsLocked(writes, func(werrs []error) {
+		for j, i := range written {
+			errs[i] = werrs[j]
 		}
 		out <- CommitResult{Partitions: errs}
-	}
-	if err := g.queueOffsetsLocked(writes, done); err != nil {
-		done(err)
-	}
+	})
 }
 
 // queueOffsetsLocked queues offsets (with the group's record if it was
-// never stored) and applies them in memory once durable; then done runs.
-func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func(error)) error {
+// never stored) and applies them in memory once durable; then done runs
+// with one error per write (nil: durable). More offsets than one
+// transaction takes are split into several changes (changeRanges), each
+// durable on its own, so that each partition is answered for what happened
+// to it, as Kafka answers an OffsetCommit per partition.
+func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func([]error)) {
+	errs := make([]error, len(writes))
+	ranges := changeRanges(writes)
+	left := len(ranges) // guarded by g.mu
+	for k, r := range ranges {
+		start, end := r[0], r[1]
+		err := g.queueChangeLocked(writes[start:end], func(err error) {
+			g.mu.Lock()
+			for i := start; i < end; i++ {
+				errs[i] = err
+			}
+			left--
+			last := left == 0
+			g.mu.Unlock()
+			if last {
+				done(errs)
+			}
+		})
+		if err != nil { // not queued: neither is the rest
+			for i := start; i < len(writes); i++ {
+				errs[i] = err
+			}
+			if left -= len(ranges) - k; left == 0 {
+				done(errs)
+			}
+			return
+		}
+	}
+}
+
+// queueChangeLocked queues one change of offsets (with the group's record
+// if it was never stored) and applies it in memory once durable; then done
+// runs, without the group's lock.
+func (g *group) queueChangeLocked(writes []metadata.OffsetWrite, done func(error)) error {
 	w := metadata.GroupWrite{Group: g.id, Offsets: writes}
 	created := !g.persisted
 	if created {

@@ -10,13 +10,48 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// Bounds of one metadata transaction of the persister: changes, and
+// Bounds of one metadata transaction of the persister: changes,
 // conditions and writes (each; etcd's default --max-txn-ops, which it
-// checks separately for both). A change larger than that goes alone.
+// checks separately for both), and the bytes of its offsets (etcd's default
+// --max-request-bytes is 1.5 MiB; the rest is room for group records). A
+// change larger than that goes alone; no change of offsets is, since one
+// carries at most maxChangeOffsets offsets of at most maxTxnOffsetBytes and
+// its group's record (queueOffsetsLocked splits a larger commit).
 const (
-	maxWritesPerTxn = 512
-	maxTxnOps       = 128
+	maxWritesPerTxn   = 512
+	maxTxnOps         = 128
+	maxChangeOffsets  = maxTxnOps - 1
+	maxTxnOffsetBytes = 1 << 20
+	offsetBytes       = 256 // an offset's key and value besides its metadata
 )
+
+// changeRanges cuts writes into ranges [start, end) of at most
+// maxChangeOffsets offsets and maxTxnOffsetBytes bytes each (a single
+// offset larger than that alone).
+func changeRanges(writes []metadata.OffsetWrite) [][2]int {
+	var out [][2]int
+	start, size := 0, 0
+	for i, w := range writes {
+		n := writeBytes(w)
+		if i > start && (i-start == maxChangeOffsets || size+n > maxTxnOffsetBytes) {
+			out = append(out, [2]int{start, i})
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(writes) {
+		out = append(out, [2]int{start, len(writes)})
+	}
+	return out
+}
+
+// writeBytes is about what an offset write adds to a transaction.
+func writeBytes(w metadata.OffsetWrite) int {
+	if w.Offset == nil {
+		return offsetBytes
+	}
+	return offsetBytes + len(w.Offset.Metadata)
+}
 
 // writeReq is one group change waiting for the persister.
 type writeReq struct {
@@ -119,20 +154,23 @@ func (p *persister) run() {
 // txnSize returns how many changes at the head of batch fit in one
 // transaction.
 func txnSize(batch []*writeReq) int {
-	conds, ops := 0, 0
+	conds, ops, size := 0, 0, 0
 	groups, fences := map[string]bool{}, map[metadata.Cond]bool{}
 	for i, r := range batch {
-		c, o := 0, 0
+		c, o, n := 0, 0, 0
 		if !r.barrier {
 			c, o = changeSize(r, groups, fences)
+			for _, w := range r.w.Offsets {
+				n += writeBytes(w)
+			}
 		}
-		if i > 0 && (i == maxWritesPerTxn || conds+c > maxTxnOps || ops+o > maxTxnOps) {
+		if i > 0 && (i == maxWritesPerTxn || conds+c > maxTxnOps || ops+o > maxTxnOps || size+n > maxTxnOffsetBytes) {
 			return i
 		}
 		if !r.barrier {
 			groups[r.w.Group], fences[r.own.fence] = true, true
 		}
-		conds, ops = conds+c, ops+o
+		conds, ops, size = conds+c, ops+o, size+n
 	}
 	return len(batch)
 }

@@ -23,6 +23,8 @@
 //	objects/<object key>                        ObjectRecord: how many segments point into it
 //	garbage/<object key>                        GarbageRecord: unreferenced, deleted after a grace period
 //	deleted-topics/<topic-id-hex>               DeletedTopic: deleted, its index not yet released
+//	pending-topics/<topic-id-hex>               a create or grow written in pieces, not finished
+//	                                            (topicsplit.go): its partition states are not live
 //	config/broker                               map[string]string
 //	producerids/next                            int64, the next unallocated id
 //	groupcoord/owner                            the one-node group coordinator's fence (node id, claim

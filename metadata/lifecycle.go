@@ -75,10 +75,29 @@ func checkCovers(old, repl []Segment) error {
 
 // DeleteSegments removes the oldest segments of one partition (retention,
 // or segments below a DeleteRecords log start) and raises the log start
-// offset to at least newLogStart, in one transaction. ErrConflict means a
+// offset to at least newLogStart, in one transaction when the KV takes it.
+// Else the oldest segments go a chunk per transaction first, each raising
+// the log start past its own, so that every step leaves a log without a
+// hole; an error leaves the chunks before it done. ErrConflict means a
 // segment or the partition changed meanwhile; the caller tries again later.
 // A fence that no longer holds fails it with a *NotOwnerError instead.
 func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []Segment, newLogStart int64, grace time.Duration, fence ...Cond) error {
+	// Each segment adds a condition and a delete, its object at most a
+	// condition and two writes; the partition state and the fence the rest.
+	if l := kvLimits(s.kv); l.MaxOps > 0 {
+		n := max(1, l.MaxOps/3-1)
+		for len(segs) > n {
+			if err := s.deleteSegments(ctx, id, p, segs[:n], segs[n-1].EndOffset, grace, fence...); err != nil {
+				return err
+			}
+			segs = segs[n:]
+		}
+	}
+	return s.deleteSegments(ctx, id, p, segs, newLogStart, grace, fence...)
+}
+
+// deleteSegments is one transaction of DeleteSegments.
+func (s *Store) deleteSegments(ctx context.Context, id TopicID, p int32, segs []Segment, newLogStart int64, grace time.Duration, fence ...Cond) error {
 	st, ok, err := s.PartitionState(ctx, id, p)
 	if err != nil || !ok {
 		return err

@@ -8,16 +8,23 @@ import (
 	"time"
 )
 
-// CreateTopic stores a new topic and the initial state of its partitions in
-// one transaction. It fails with ErrTopicExists when the name is taken.
+// CreateTopic stores a new topic and the initial state of its partitions,
+// in one transaction when the KV takes it, else in pieces that stay
+// invisible until the topic record is written (topicsplit.go). It fails
+// with ErrTopicExists when the name is taken.
 func (s *Store) CreateTopic(ctx context.Context, t Topic) error {
-	ops := []Op{putJSON(topicKey(t.Name), t)}
-	for p := int32(0); p < t.Partitions; p++ {
-		ops = append(ops, putJSON(partKey(t.ID, p), PartitionState{}))
+	cond := Cond{Key: topicKey(t.Name), Version: 0}
+	ops := append([]Op{putJSON(topicKey(t.Name), t)}, partStateOps(t.ID, 0, t.Partitions)...)
+	var err error
+	if kvLimits(s.kv).fits(1, ops) {
+		_, err = s.kv.Txn(ctx, []Cond{cond}, ops)
+	} else {
+		err = s.writeTopicSplit(ctx, cond, t, 0)
 	}
-	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: 0}}, ops)
 	if IsConflict(err) {
-		return fmt.Errorf("metadata: create topic %q: %w", t.Name, ErrTopicExists)
+		if _, ok, terr := s.Topic(ctx, t.Name); terr != nil || ok {
+			return fmt.Errorf("metadata: create topic %q: %w", t.Name, ErrTopicExists)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("metadata: create topic %q: %w", t.Name, err)
@@ -53,16 +60,30 @@ func (s *Store) Topics(ctx context.Context) ([]Topic, error) {
 }
 
 // UpdateTopic replaces the topic if it is still at t.Version (else
-// ErrConflict). Partitions may only grow; new partitions get an empty state.
+// ErrConflict). Partitions may only grow; new partitions get an empty
+// state, written with the topic record when one transaction takes them,
+// else first and in pieces (topicsplit.go). While another grow of the topic
+// is under way, or an interrupted one is not cleaned up, a grow fails with
+// ErrTopicBusy; a change of configs alone does not wait for it.
 func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 	if t.Partitions < old.Partitions || t.ID != old.ID || t.Name != old.Name {
 		return fmt.Errorf("metadata: update topic %q: partitions may only grow and the id never changes", t.Name)
 	}
-	ops := []Op{putJSON(topicKey(t.Name), t)}
-	for p := old.Partitions; p < t.Partitions; p++ {
-		ops = append(ops, putJSON(partKey(t.ID, p), PartitionState{}))
+	cond := Cond{Key: topicKey(t.Name), Version: old.Version}
+	ops := append([]Op{putJSON(topicKey(t.Name), t)}, partStateOps(t.ID, old.Partitions, t.Partitions)...)
+	conds := []Cond{cond}
+	if t.Partitions > old.Partitions { // an interrupted grow's cleanup must not delete what this one counts
+		conds = append(conds, Cond{Key: pendingTopicKey(t.ID)})
 	}
-	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: old.Version}}, ops)
+	var err error
+	if kvLimits(s.kv).fits(len(conds), ops) {
+		_, err = s.kv.Txn(ctx, conds, ops)
+	} else {
+		err = s.writeTopicSplit(ctx, cond, t, old.Partitions)
+	}
+	if IsConflict(err) {
+		err = s.pendingConflict(ctx, t.ID, err)
+	}
 	if err != nil {
 		return fmt.Errorf("metadata: update topic %q: %w", t.Name, err)
 	}
@@ -70,7 +91,8 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 }
 
 // DeleteTopic deletes the topic in one small transaction: the topic and
-// its partitions' states and leader-epoch histories go, and a DeletedTopic record says that its index
+// its partitions' states and leader-epoch histories go (with a grow of it
+// written in pieces that did not finish), and a DeletedTopic record says that its index
 // is still to be released. From then on the name is free, and a commit for
 // one of its partitions finds no state and is skipped, so nothing is added
 // to the index any more. ReleaseDeletedTopic then drops the index a chunk
@@ -82,7 +104,7 @@ func (s *Store) UpdateTopic(ctx context.Context, old, t Topic) error {
 func (s *Store) DeleteTopic(ctx context.Context, t Topic) error {
 	_, err := s.kv.Txn(ctx, []Cond{{Key: topicKey(t.Name), Version: t.Version}}, []Op{
 		Delete(topicKey(t.Name)), DeletePrefix(partPrefix(t.ID)), DeletePrefix(epochPrefix(t.ID)), DeletePrefix(producerPrefix(t.ID)),
-		putJSON(deletedTopicKey(t.ID), DeletedTopic{Name: t.Name, ID: t.ID}),
+		Delete(pendingTopicKey(t.ID)), putJSON(deletedTopicKey(t.ID), DeletedTopic{Name: t.Name, ID: t.ID}),
 	})
 	if err != nil {
 		return fmt.Errorf("metadata: delete topic %q: %w", t.Name, err)
@@ -101,8 +123,18 @@ type DeletedTopic struct {
 func deletedTopicKey(id TopicID) string { return "deleted-topics/" + id.String() }
 
 // releaseChunk is how many index entries one transaction of
-// ReleaseDeletedTopic drops.
+// ReleaseDeletedTopic drops, on a KV without limits.
 const releaseChunk = 256
+
+// releaseChunkLen is releaseChunk within the KV's limits: each entry adds
+// a condition and a delete, and the object it points into at most a
+// condition and two writes.
+func (s *Store) releaseChunkLen() int {
+	if l := kvLimits(s.kv); l.MaxOps > 0 {
+		return max(1, min(releaseChunk, l.MaxOps/3))
+	}
+	return releaseChunk
+}
 
 // ReleaseDeletedTopic drops the index of a topic DeleteTopic deleted, a
 // chunk of entries per transaction, lowering the references of the objects
@@ -130,7 +162,7 @@ func (s *Store) ReleaseDeletedTopic(ctx context.Context, id TopicID, grace time.
 // and reports whether there were none left.
 func (s *Store) releaseIndexChunk(ctx context.Context, id TopicID, grace time.Duration) (done bool, err error) {
 	for range maxCASRetries {
-		items, err := s.kv.Range(ctx, indexPrefix(id), PrefixEnd(indexPrefix(id)), releaseChunk, false)
+		items, err := s.kv.Range(ctx, indexPrefix(id), PrefixEnd(indexPrefix(id)), s.releaseChunkLen(), false)
 		if err != nil || len(items) == 0 {
 			return err == nil, err
 		}
@@ -157,8 +189,14 @@ func (s *Store) releaseIndexChunk(ctx context.Context, id TopicID, grace time.Du
 	return false, ErrTooManyRetries
 }
 
+// minPendingGrace is the least grace ReleaseDeletedTopics gives a create
+// or grow written in pieces: enough for the largest topic on a slow etcd.
+const minPendingGrace = 10 * time.Minute
+
 // ReleaseDeletedTopics runs ReleaseDeletedTopic for every deleted topic
-// whose index is not released yet.
+// whose index is not released yet, and abandons the creates and grows
+// written in pieces that never finished (ReleasePendingTopics, after at
+// least minPendingGrace).
 func (s *Store) ReleaseDeletedTopics(ctx context.Context, grace time.Duration) error {
 	items, err := s.kv.Range(ctx, "deleted-topics/", PrefixEnd("deleted-topics/"), 0, false)
 	if err != nil {
@@ -175,5 +213,6 @@ func (s *Store) ReleaseDeletedTopics(ctx context.Context, grace time.Duration) e
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, s.ReleasePendingTopics(ctx, max(grace, minPendingGrace)))
 	return errors.Join(errs...)
 }

@@ -19,7 +19,7 @@ import (
 // out, may have applied the transaction, and wraps ErrUncertain.
 func classify(err error) error {
 	if refused(err) {
-		return fmt.Errorf("etcdkv: txn: %w", err)
+		return fmt.Errorf("etcdkv: txn: %w%s", err, limitHint(err))
 	}
 	return fmt.Errorf("etcdkv: txn: %w: %w", metadata.ErrUncertain, err)
 }

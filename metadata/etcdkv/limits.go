@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/sediment-io/sediment/metadata"
 )
 
 // ErrLimit marks a transaction that etcd would refuse for its size: too
@@ -40,4 +43,29 @@ func (l Limits) check(p txnPlan) error {
 		return fmt.Errorf("%w: about %d bytes, etcd --max-request-bytes is %d", ErrLimit, n, l.MaxRequestBytes)
 	}
 	return nil
+}
+
+// TxnLimits implements metadata.LimitedKV: the Store splits what scales
+// with a topic's partitions to fit these.
+func (k *KV) TxnLimits() metadata.TxnLimits {
+	return metadata.TxnLimits{MaxOps: k.limits.MaxTxnOps, MaxBytes: k.limits.MaxRequestBytes - requestOverhead,
+		OpBytes: len(k.prefix) + opFraming}
+}
+
+// opFraming bounds the protobuf framing of one write of a transaction.
+const opFraming = 16
+
+var _ metadata.LimitedKV = (*KV)(nil)
+
+// limitHint names the etcd setting behind a transaction etcd refused for
+// its size, which Txn's own check let through: the etcd is configured
+// below the defaults the broker needs.
+func limitHint(err error) string {
+	switch rpctypes.ErrorDesc(err) {
+	case rpctypes.ErrorDesc(rpctypes.ErrGRPCTooManyOps):
+		return fmt.Sprintf(" (etcd's --max-txn-ops is below the %d the broker needs)", DefaultLimits.MaxTxnOps)
+	case rpctypes.ErrorDesc(rpctypes.ErrGRPCRequestTooLarge):
+		return fmt.Sprintf(" (etcd's --max-request-bytes is below the %d the broker needs)", DefaultLimits.MaxRequestBytes)
+	}
+	return ""
 }

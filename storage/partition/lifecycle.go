@@ -15,7 +15,7 @@ func (l *Log) newLifecycle() {
 		Store: l.store, Meta: l.meta, Put: l.up.put,
 		TargetBytes: o.CompactTargetBytes, ChunkBytes: o.CompactChunkBytes, MinAge: o.CompactMinAge,
 		BytesPerSec: o.CompactBytesPerSec, Interval: o.MaintainInterval,
-		GCGrace: o.GCGrace, Page: o.tune.compactPage,
+		GCGrace: o.GCGrace, Page: l.compactPage(),
 		Got: func(err error) {
 			l.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
 		},
@@ -26,6 +26,21 @@ func (l *Log) newLifecycle() {
 		Meta: l.meta, GCGrace: o.GCGrace, Page: o.tune.retentionPage,
 		Deleted: l.m.retainedSegments, Logger: l.log,
 	}
+}
+
+// compactPage bounds the index entries one compaction visit reads, and so
+// the segments one rewrite replaces. On a metadata backend that limits a
+// transaction (etcd) it is a quarter of its operations: the swap takes a
+// condition and a delete per old segment, up to a condition and two writes
+// per object it read from, and a write per new index entry.
+func (l *Log) compactPage() int {
+	if p := l.opts.tune.compactPage; p > 0 {
+		return p
+	}
+	if lim := l.meta.TxnLimits(); lim.MaxOps > 0 {
+		return max(4, lim.MaxOps/4)
+	}
+	return 0 // lifecycle's default
 }
 
 // lifecycleParts returns every partition this log owns, in (topic, index)

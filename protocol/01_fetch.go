@@ -160,7 +160,7 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 				code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch)
 				switch {
 				case code == kerr.NotLeaderForPartition.Code && anyBroker:
-					ft.part, ft.replica = t.Partition(rp.Partition), true
+					ft.part, ft.replica = r.replicaEpochs(t.Partition(rp.Partition), rp, sp), true
 				case code != 0:
 					sp.ErrorCode = r.code(code)
 					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1

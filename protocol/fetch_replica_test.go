@@ -57,8 +57,9 @@ func replicaBroker(t *testing.T) (*testBroker, *fakeView, *testOwnership, *prome
 	return b, view, own, reg
 }
 
-// acquireHere makes node 0 the owner of partition p and returns its fence.
-func acquireHere(t *testing.T, b *testBroker, view *fakeView, own *testOwnership, p int32) metadata.Cond {
+// acquireHere makes node 0 the owner of partition p and returns its fence
+// and owner epoch.
+func acquireHere(t *testing.T, b *testBroker, view *fakeView, own *testOwnership, p int32) (metadata.Cond, int32) {
 	t.Helper()
 	ctx := context.Background()
 	fence, epoch, err := b.meta.AcquirePartition(ctx, ownedID, p, 0, 0)
@@ -70,7 +71,7 @@ func acquireHere(t *testing.T, b *testBroker, view *fakeView, own *testOwnership
 		t.Fatal(err)
 	}
 	view.setLeader(ownedID, p, 0, epoch)
-	return fence
+	return fence, epoch
 }
 
 // hand gives partition p to node 1: released here, owned there.
@@ -122,7 +123,7 @@ func TestFetchFromReplica(t *testing.T) {
 	t.Parallel()
 	b, view, own, reg := replicaBroker(t)
 	c := b.dial()
-	fence := acquireHere(t, b, view, own, 1)
+	fence, epoch := acquireHere(t, b, view, own, 1)
 	end := produceCommitted(t, c, 1, 3)
 	topic, _ := b.log.TopicByID(ownedID)
 	if _, err := b.log.DeleteRecords(context.Background(), topic.Partition(1), 2); err != nil {
@@ -158,6 +159,21 @@ func TestFetchFromReplica(t *testing.T) {
 	if sp.LogStartOffset != 2 || sp.HighWatermark != end {
 		t.Errorf("below the log start: log start %d hw %d, want 2 %d", sp.LogStartOffset, sp.HighWatermark, end)
 	}
+	// The client's last fetched epoch is checked against the committed
+	// log's epochs, as a follower checks its own (KIP-320).
+	same := fetchReq(12, "owned", ownedID, 1, 3)
+	same.Topics[0].Partitions[0].LastFetchedEpoch = epoch
+	if sp := c.fetchOne(same); sp.ErrorCode != 0 || len(sp.RecordBatches) == 0 || sp.DivergingEpoch.Epoch != -1 {
+		t.Errorf("last fetched epoch %d: code %d, %d bytes, diverging %+v", epoch, sp.ErrorCode, len(sp.RecordBatches), sp.DivergingEpoch)
+	}
+	older := fetchReq(12, "owned", ownedID, 1, 3)
+	older.Topics[0].Partitions[0].LastFetchedEpoch = epoch - 1
+	if sp := c.fetchOne(older); len(sp.RecordBatches) != 0 || (sp.ErrorCode == 0 && sp.DivergingEpoch.Epoch == -1) {
+		t.Errorf("last fetched epoch %d: code %d, %d bytes, diverging %+v; want no records and a diverging epoch or an error",
+			epoch-1, sp.ErrorCode, len(sp.RecordBatches), sp.DivergingEpoch)
+	} else {
+		t.Logf("last fetched epoch %d at 3: code %d, diverging %+v", epoch-1, sp.ErrorCode, sp.DivergingEpoch)
+	}
 	wantCode(t, "v10", c.fetchOne(fetchReq(10, "owned", ownedID, 1, 2)).ErrorCode, kerr.NotLeaderForPartition.Code)
 	follower := fetchReq(11, "owned", ownedID, 1, 2)
 	follower.ReplicaID = 1
@@ -172,7 +188,7 @@ func TestFetchPreferredReadReplica(t *testing.T) {
 	t.Parallel()
 	b, view, own, reg := replicaBroker(t)
 	c := b.dial()
-	acquireHere(t, b, view, own, 0)
+	_, _ = acquireHere(t, b, view, own, 0)
 	end := produceCommitted(t, c, 0, 2)
 	fetch := func(v int16, rack string, offset int64) kmsg.FetchResponseTopicPartition {
 		req := fetchReq(v, "owned", ownedID, 0, offset)

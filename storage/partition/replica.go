@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sediment-io/sediment/metadata"
 )
 
 // Reads from any broker (KIP-392). Every offset below a partition's
@@ -39,7 +41,10 @@ type replicaView struct {
 	triedAt  time.Time // last attempt, successful or not
 	stale    bool      // a read below end found no segment: the log start moved
 	gone     bool      // the partition is not in metadata: its topic was deleted
-	loading  chan struct{}
+	// epochs is the leader-epoch history read after end, so that every
+	// epoch that started below end is in it.
+	epochs  metadata.LeaderEpochs
+	loading chan struct{}
 }
 
 // replicaOffsets is one answer of a replicaView.
@@ -124,12 +129,19 @@ func (v *replicaView) answerLocked(p *Partition) (replicaOffsets, error) {
 	return v.offsetsLocked(), nil
 }
 
-// readReplicaView reads p's state from metadata into its view. The view
-// only moves forward: a log start and a committed end never fall.
+// readReplicaView reads p's state, then its leader epochs, from metadata
+// into its view. The view only moves forward: a log start and a committed
+// end never fall.
 func (l *Log) readReplicaView(ctx context.Context, p *Partition) error {
 	st, ok, err := l.meta.PartitionState(ctx, p.topic.ID, p.index)
 	if err != nil {
 		return fmt.Errorf("%w: partition state of %s/%d: %v", ErrStorage, p.topic.Name, p.index, err)
+	}
+	var epochs metadata.LeaderEpochs
+	if ok {
+		if epochs, err = l.meta.LeaderEpochs(ctx, p.topic.ID, p.index); err != nil {
+			return fmt.Errorf("%w: %v", ErrStorage, err)
+		}
 	}
 	v := &p.replica
 	v.mu.Lock()
@@ -139,8 +151,31 @@ func (l *Log) readReplicaView(ctx context.Context, p *Partition) error {
 		v.gone = true
 		return nil
 	}
+	if st.NextOffset >= v.end {
+		v.epochs = epochs
+	}
 	v.logStart, v.end = max(v.logStart, st.LogStartOffset), max(v.end, st.NextOffset)
 	return nil
+}
+
+// ReplicaEpochView returns p's committed log as a broker that does not own
+// it knows it, for a fetch at offset (reading metadata as ReadReplica
+// does): the leader epochs, the log start, and the committed end as both
+// high watermark and log end. A fetch below that end checks the client's
+// last fetched epoch against it, as a Kafka follower checks its own log.
+func (l *Log) ReplicaEpochView(ctx context.Context, p *Partition, offset int64) (EpochView, error) {
+	o, err := l.replicaOffsets(ctx, p, offset)
+	if err != nil {
+		return EpochView{}, err
+	}
+	if o.gone {
+		return EpochView{}, fmt.Errorf("%w: %s/%d: its topic was deleted", ErrUnknownPartition, p.topic.Name, p.index)
+	}
+	v := &p.replica
+	v.mu.Lock()
+	epochs := v.epochs
+	v.mu.Unlock()
+	return EpochView{Epochs: epochs.TruncateFromStart(o.logStart), LogStart: o.logStart, HighWatermark: o.end, LogEnd: o.end}, nil
 }
 
 // ReadReplica reads p for a consumer that may be served by any broker

@@ -13,15 +13,20 @@ import (
 	"github.com/sediment-io/sediment/storage/record"
 )
 
-// stateReadsKV counts the reads of partition states (metadata's parts/ keys).
+// stateReadsKV counts the reads of partition states (metadata's parts/
+// keys), and fails them while fail is set.
 type stateReadsKV struct {
 	metadata.KV
 	reads atomic.Int64
+	fail  atomic.Bool
 }
 
 func (k *stateReadsKV) Get(ctx context.Context, key string) (metadata.Item, bool, error) {
 	if strings.HasPrefix(key, "parts/") {
 		k.reads.Add(1)
+		if k.fail.Load() {
+			return metadata.Item{}, false, errors.New("injected: metadata unavailable")
+		}
 	}
 	return k.KV.Get(ctx, key)
 }
@@ -220,5 +225,37 @@ func TestReplicaReadLogStartAndDeletion(t *testing.T) {
 	}
 	if _, err := rp.b.ReadReplica(context.Background(), rp.pb, 2, 1<<20, true); !errors.Is(err, ErrUnknownPartition) {
 		t.Fatalf("read after the sync: %v, want ErrUnknownPartition", err)
+	}
+}
+
+// While metadata cannot be read, a replica serves nothing (ErrStorage, a
+// retriable KAFKA_STORAGE_ERROR) rather than guess the committed end, and
+// retries no more than once per replicaRefreshMin; it serves again once
+// metadata answers.
+func TestReplicaReadMetadataDown(t *testing.T) {
+	rp := newReplicaPair(t)
+	rp.commit(t, 0, "a", "b")
+	rp.bkv.fail.Store(true)
+	before, start := rp.bkv.reads.Load(), time.Now()
+	for range 20 {
+		res, err := rp.b.ReadReplica(context.Background(), rp.pb, 0, 1<<20, true)
+		if !errors.Is(err, ErrStorage) || res.Bytes != 0 {
+			t.Fatalf("read with metadata down: %d bytes, %v; want none, ErrStorage", res.Bytes, err)
+		}
+	}
+	if reads, bound := rp.bkv.reads.Load()-before, 1+int64(time.Since(start)/replicaRefreshMin); reads > bound {
+		t.Fatalf("%d partition-state reads for 20 fetches with metadata down, want at most %d", reads, bound)
+	}
+	rp.bkv.fail.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := rp.b.ReadReplica(context.Background(), rp.pb, 0, 1<<20, true)
+		if err == nil && res.Bytes > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never served again: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -133,7 +133,6 @@ func (r *request) countFetchErrors(targets []fetchTarget) {
 func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []fetchTarget {
 	var targets []fetchTarget
 	var cluster lazyCluster
-	anyBroker := r.readsAnyBroker(req)
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
 	for i, rt := range req.Topics {
 		var t *partition.Topic
@@ -157,28 +156,37 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 			case t == nil || t.Partition(rp.Partition) == nil:
 				sp.ErrorCode, sp.HighWatermark = r.code(kerr.UnknownTopicOrPartition.Code), -1
 			default:
-				code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch)
-				switch {
-				case code == kerr.NotLeaderForPartition.Code && anyBroker:
-					ft.part, ft.replica = r.replicaEpochs(t.Partition(rp.Partition), rp, sp), true
-				case code != 0:
-					sp.ErrorCode = r.code(code)
-					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-				default:
-					ft.part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
-					if ft.part == nil {
-						break
-					}
-					if node := r.preferredReplica(req, &cluster, ft.part, rp.FetchOffset); node >= 0 {
-						redirect(sp, ft.part, node)
-						ft.part = nil
-					}
-				}
+				ft.part, ft.replica = r.fetchPart(req, &cluster, t, rp, sp)
 			}
 			targets = append(targets, ft)
 		}
 	}
 	return targets
+}
+
+// fetchPart decides how a known partition is answered: read here, as its
+// leader or (replica) as a replica of the leader the view names; or
+// answered already in sp, with an error, a diverging epoch or a preferred
+// read replica (part nil).
+func (r *request) fetchPart(req *kmsg.FetchRequest, c *lazyCluster, t *partition.Topic, rp kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition) (part *partition.Partition, replica bool) {
+	code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch)
+	switch {
+	case code == kerr.NotLeaderForPartition.Code && r.readsAnyBroker(req):
+		return r.replicaEpochs(t.Partition(rp.Partition), rp, sp), true
+	case code != 0:
+		sp.ErrorCode = r.code(code)
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		return nil, false
+	}
+	part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
+	if part == nil {
+		return nil, false
+	}
+	if node := r.preferredReplica(req, c, part, rp.FetchOffset); node >= 0 {
+		redirect(sp, part, node)
+		return nil, false
+	}
+	return part, false
 }
 
 // fillFetch (re)reads every target into the response and returns the bytes

@@ -21,10 +21,13 @@ package protocol
 // against its owner's epoch, see notLeaderCode), answered at once; from v16
 // such a partition names the current leader, and the response its
 // endpoint (KIP-951), as Kafka fills them for NOT_LEADER_OR_FOLLOWER and
-// FENCED_LEADER_EPOCH.
+// FENCED_LEADER_EPOCH. From v11 a consumer's fetch is served by any broker
+// below the partition's committed end, and the owner may answer a rack-aware
+// consumer with a PreferredReadReplica (KIP-392, fetch_replica.go).
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -64,6 +67,13 @@ type fetchTarget struct {
 	part  *partition.Partition // nil when unknown or answered without a read
 	req   kmsg.FetchRequestTopicPartition
 	resp  *kmsg.FetchResponseTopicPartition
+	// replica: another broker owns part (the view says), and it is read
+	// here as a replica (KIP-392).
+	replica bool
+	// replicaRead and bytes are the latest read's: served from the
+	// committed log by a broker not owning it, and its record bytes.
+	replicaRead bool
+	bytes       int
 }
 
 // longPoll fills resp, waiting for min_bytes or max_wait_ms.
@@ -74,7 +84,10 @@ func (r *request) longPoll(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
 	defer cancel()
 	wake := make(chan struct{}, 1)
 	defer r.countFetchErrors(targets)
+	defer r.countReplicaReads(targets)
 	defer r.fetchLeaderHints(req, resp, targets)
+	tick, stopTick := replicaTicker(targets)
+	defer stopTick()
 	for _, t := range targets {
 		if t.part != nil {
 			t.part.Notify(wake) // registered before reading: no lost wake-up
@@ -100,6 +113,7 @@ func (r *request) longPoll(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
 					t.part.Notify(wake)
 				}
 			}
+		case <-tick:
 		case <-ctx.Done():
 			r.fillFetch(req, targets)
 			return
@@ -118,6 +132,7 @@ func (r *request) countFetchErrors(targets []fetchTarget) {
 // fetchTargets resolves the requested partitions and lays out the response.
 func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []fetchTarget {
 	var targets []fetchTarget
+	var cluster lazyCluster
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
 	for i, rt := range req.Topics {
 		var t *partition.Topic
@@ -141,17 +156,37 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 			case t == nil || t.Partition(rp.Partition) == nil:
 				sp.ErrorCode, sp.HighWatermark = r.code(kerr.UnknownTopicOrPartition.Code), -1
 			default:
-				if code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch); code != 0 {
-					sp.ErrorCode = r.code(code)
-					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-					break
-				}
-				ft.part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
+				ft.part, ft.replica = r.fetchPart(req, &cluster, t, rp, sp)
 			}
 			targets = append(targets, ft)
 		}
 	}
 	return targets
+}
+
+// fetchPart decides how a known partition is answered: read here, as its
+// leader or (replica) as a replica of the leader the view names; or
+// answered already in sp, with an error, a diverging epoch or a preferred
+// read replica (part nil).
+func (r *request) fetchPart(req *kmsg.FetchRequest, c *lazyCluster, t *partition.Topic, rp kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition) (part *partition.Partition, replica bool) {
+	code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch)
+	switch {
+	case code == kerr.NotLeaderForPartition.Code && r.readsAnyBroker(req):
+		return r.replicaEpochs(t.Partition(rp.Partition), rp, sp), true
+	case code != 0:
+		sp.ErrorCode = r.code(code)
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		return nil, false
+	}
+	part = r.fetchEpochs(t.Partition(rp.Partition), rp, sp)
+	if part == nil {
+		return nil, false
+	}
+	if node := r.preferredReplica(req, c, part, rp.FetchOffset); node >= 0 {
+		redirect(sp, part, node)
+		return nil, false
+	}
+	return part, false
 }
 
 // fillFetch (re)reads every target into the response and returns the bytes
@@ -171,29 +206,44 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			r.s.log.Prefetch(r.ctx(), t.part, t.req.FetchOffset)
 		}
 	}
-	for _, t := range targets {
+	read := r.s.log.Read
+	if r.readsAnyBroker(req) {
+		read = r.s.log.ReadReplica
+	}
+	for i := range targets {
+		t := &targets[i]
 		if t.part == nil {
 			continue
 		}
+		t.replicaRead, t.bytes = false, 0
 		limit := min(int(t.req.PartitionMaxBytes), budget-total)
 		if limit <= 0 && total > 0 {
 			// No room left, but Kafka still reports the
 			// partition's offsets.
 			t.resp.RecordBatches = noRecords
 			logStart, hw := t.part.Offsets()
+			if t.replica {
+				logStart, hw = t.part.ReplicaOffsets()
+			}
 			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = hw, hw, logStart
 			continue
 		}
-		res, err := r.s.log.Read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
+		res, err := read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
 		t.resp.ErrorCode = errorCode(err)
 		t.resp.RecordBatches = noRecords
 		if err != nil {
 			// Kafka reports unknown offsets (-1), and no records, with
-			// a failed partition.
+			// a failed partition; a replica's out-of-range answer
+			// keeps its offsets, by which a client below the log
+			// start goes back to the leader (KIP-392).
 			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = -1, -1, -1
+			if res.Replica && errors.Is(err, partition.ErrOffsetOutOfRange) {
+				t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+			}
 			failed = true
 			continue
 		}
+		t.replicaRead, t.bytes = res.Replica, res.Bytes
 		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
 		t.resp.LogStartOffset = res.LogStartOffset
 		switch {

@@ -78,7 +78,9 @@ func checkProduceHint(t *testing.T, what string, v int16, resp *kmsg.ProduceResp
 // TestClusterFetchNotLeader: Fetch v4–v18 of a partition another broker
 // owns is NOT_LEADER_OR_FOLLOWER, or a leader-epoch error when the client
 // sends an epoch other than the owner's; from v16 with the current leader
-// and its endpoint.
+// and its endpoint. From v11 a consumer's fetch with no epoch error is
+// served instead, as a follower serves it (KIP-392; fetch_replica_test.go
+// reads a partition not owned here); a follower's fetch never is.
 func TestClusterFetchNotLeader(t *testing.T) {
 	t.Parallel()
 	b, _ := startClusterBroker(t)
@@ -97,11 +99,19 @@ func TestClusterFetchNotLeader(t *testing.T) {
 			if tc.epoch >= 0 && v < 9 { // CurrentLeaderEpoch came with v9
 				continue
 			}
+			what := fmt.Sprintf("v%d epoch %d", v, tc.epoch)
 			req := fetchReq(v, "owned", ownedID, 1, 0)
 			req.Topics[0].Partitions[0].CurrentLeaderEpoch = tc.epoch
+			if v >= 11 && tc.code == kerr.NotLeaderForPartition.Code {
+				sp := c.fetchOne(req)
+				wantCode(t, what+" (consumer)", sp.ErrorCode, 0)
+				if sp.CurrentLeader.LeaderID != -1 {
+					t.Errorf("%s: served with a leader hint %+v", what, sp.CurrentLeader)
+				}
+				req.ReplicaID, req.ReplicaState.ID = 1, 1 // a follower
+			}
 			resp := roundTrip[*kmsg.FetchResponse](c, req)
 			sp := resp.Topics[0].Partitions[0]
-			what := fmt.Sprintf("v%d epoch %d", v, tc.epoch)
 			wantCode(t, what, sp.ErrorCode, tc.code)
 			if sp.HighWatermark != -1 || len(sp.RecordBatches) != 0 {
 				t.Errorf("%s: high watermark %d, %d record bytes", what, sp.HighWatermark, len(sp.RecordBatches))

@@ -24,6 +24,13 @@ type metrics struct {
 	// inflightWaits counts frames that waited for room in it.
 	inflightBytes prometheus.Gauge
 	inflightWaits prometheus.Counter
+	// replicaRequests and replicaBytes count the fetches that read a
+	// partition owned elsewhere from the committed log (KIP-392), and
+	// their record bytes; preferredReplica the partitions the owner sent
+	// to a broker in the client's rack.
+	replicaRequests  prometheus.Counter
+	replicaBytes     prometheus.Counter
+	preferredReplica prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -49,10 +56,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "sediment_inflight_request_bytes", Help: "Request bytes read and not yet answered (bounded by --max-inflight-request-bytes)."}),
 		inflightWaits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sediment_inflight_request_waits_total", Help: "Requests whose reading waited for room under --max-inflight-request-bytes."}),
+		replicaRequests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_fetch_replica_requests_total", Help: "Fetches that read a partition another broker owns from its committed log (KIP-392)."}),
+		replicaBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_fetch_replica_bytes_total", Help: "Record bytes served from partitions another broker owns (KIP-392)."}),
+		preferredReplica: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_fetch_preferred_replica_total", Help: "Partitions of fetches answered with a preferred read replica in the client's rack (KIP-392)."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.errors, m.latency, m.rejected, m.bytesIn, m.bytesOut, m.connections,
-			m.inflightBytes, m.inflightWaits)
+			m.inflightBytes, m.inflightWaits, m.replicaRequests, m.replicaBytes, m.preferredReplica)
 	}
 	return m
 }

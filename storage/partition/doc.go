@@ -61,7 +61,9 @@
 // Acquire, or are reset if another owner wrote the partition meanwhile.
 // Retention, compaction and the producer fold run only on owned
 // partitions, fenced; the bucket-wide steps (deleted topics, garbage,
-// orphans) only where Ownership.Sweeps.
+// orphans) only where Ownership.Sweeps. A partition not owned is still
+// read for consumers (ReadReplica, KIP-392): from the bucket only, below
+// the committed end read from metadata, never from its in-memory batches.
 //
 // # Locks
 //
@@ -100,7 +102,8 @@
 //	wal.releaseMu -> wal.mu               wal.Release
 //
 // The rest are leaves, and a read calls the read cache holding none of
-// these. No lock of this package is held across object-store I/O; a
+// these. So is replicaView.mu (replica.go), outside the ranks: it is taken
+// with no other lock held and held across no I/O. No lock of this package is held across object-store I/O; a
 // partition's lock is held across metadata I/O only by BumpLeaderEpoch, so
 // that no append lands between the epoch's start offset and its write (a
 // bump is rare: a change of owner). Callbacks run without the caller's

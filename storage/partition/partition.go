@@ -77,6 +77,10 @@ type Partition struct {
 	// batch of it, reads it.
 	producersUnread bool
 
+	// replica is what the log knows of the committed log while it does
+	// not own the partition (replica.go); it has its own lock.
+	replica replicaView
+
 	// foldedAt is the committed offset at the last check whether producer
 	// deltas are worth folding, owned by the maintainer goroutine alone.
 	foldedAt int64

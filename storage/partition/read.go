@@ -69,6 +69,10 @@ type FetchResult struct {
 	HighWatermark  int64
 	LogStartOffset int64
 	Source         string // "tail", "wal" or "object"; empty when nothing was read
+	// Replica says the partition was read by a broker that does not own
+	// it, from the committed log (ReadReplica); HighWatermark is then the
+	// committed end it knows.
+	Replica bool
 }
 
 // WholeBatches returns the batches each in one slice: Batches, or Wire

@@ -205,6 +205,9 @@ func (l *Log) Release(ctx context.Context, id metadata.TopicID, idx int32) error
 		return nil
 	}
 	p, err := l.partitionOf(id, idx)
+	if errors.Is(err, ErrUnknownPartition) {
+		return nil // deleted: there is nothing left to hand over
+	}
 	if err != nil {
 		return err
 	}

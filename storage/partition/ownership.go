@@ -199,7 +199,8 @@ func (p *Partition) adopt(fresh *Partition, epochs metadata.LeaderEpochs, fence 
 // Release hands the partition over: it refuses new appends (ErrNotLeader),
 // waits until every batch of the partition already taken is committed (or
 // ctx ends: then an error, and the caller drops instead), then stops
-// serving it as owner. The caller deletes the own key after.
+// serving it as owner. The caller deletes the own key after. A partition
+// of a deleted topic has nothing to hand over.
 func (l *Log) Release(ctx context.Context, id metadata.TopicID, idx int32) error {
 	if l.opts.Ownership == nil {
 		return nil

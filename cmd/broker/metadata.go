@@ -38,6 +38,21 @@ func (b *broker) openMetadata(ctx context.Context, cfg *serveConfig, logger *slo
 // and etcd refuses a transaction of more than 128 operations by default.
 const etcdObjectPartitions = 32
 
+// etcdObjectBatches bounds the record batches of one object on etcd: its
+// commit writes a producer delta of a few dozen bytes per batch, which at
+// this bound stays well under etcd's 1.5 MiB request size however small the
+// batches are (many idempotent producers writing one record at a time).
+const etcdObjectBatches = 8192
+
+// maxObjectBatches is partition.Options.MaxObjectBatches for the
+// --metadata backend: bbolt has no bound on a transaction.
+func maxObjectBatches(cfg *serveConfig) int {
+	if cfg.Metadata == "bbolt" {
+		return 0
+	}
+	return etcdObjectBatches
+}
+
 // maxObjectPartitions is partition.Options.MaxObjectPartitions for the
 // --metadata backend: bbolt has no bound on a transaction.
 func maxObjectPartitions(cfg *serveConfig) int {

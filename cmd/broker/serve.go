@@ -146,7 +146,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		Ownership: owners, Meta: b.meta, BrokerConfig: b.brokerCfg, Store: store, WALDir: filepath.Join(cfg.DataDir, "wal"), WALFS: testWALFS,
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes, UploadConcurrency: cfg.UploadConc,
-		MaxObjectPartitions: maxObjectPartitions(cfg),
+		MaxObjectPartitions: maxObjectPartitions(cfg), MaxObjectBatches: maxObjectBatches(cfg),
 		FlushTimeout:        cfg.Timeouts.Flush, BlockLoadTimeout: cfg.Timeouts.BlockLoad,
 		StreamStallTimeout: cfg.Timeouts.StreamStall, StreamIdleTimeout: cfg.Timeouts.StreamIdle,
 		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,

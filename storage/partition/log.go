@@ -132,6 +132,11 @@ type Options struct {
 	// metadata backend that limits a transaction's operations (etcd: 128).
 	// The partitions left out go into the next object.
 	MaxObjectPartitions int
+	// MaxObjectBatches bounds the record batches one object holds (0: no
+	// bound). Its commit records a producer delta per batch (a few dozen
+	// bytes each), so that bound keeps the commit within a metadata
+	// backend's request size (etcd: 1.5 MiB) however small the batches.
+	MaxObjectBatches int
 	// UploadRetryDelay is the wait before an object whose PUT or commit
 	// failed is tried again (default 1 s). The store retries each request
 	// within its own deadlines first; the uploader sets none of its own.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -72,14 +73,22 @@ func (u *uploader) take() *upload {
 	}
 	sort.Slice(parts, func(i, j int) bool { return lessPartition(parts[i], parts[j]) })
 	limit := maxObjectBytes(u.l.opts.UploadBytes)
+	batches := u.l.opts.MaxObjectBatches
+	if batches <= 0 {
+		batches = math.MaxInt
+	}
 	for _, p := range parts {
 		if n := u.l.opts.MaxObjectPartitions; n > 0 && len(up.parts) == n {
 			break // the rest stay dirty for the next object
 		}
-		refs, fence := p.takeRefs(limit - up.bytes)
+		if batches == 0 {
+			break
+		}
+		refs, fence := p.takeRefs(limit-up.bytes, batches)
 		if len(refs) == 0 {
 			continue
 		}
+		batches -= len(refs)
 		up.parts = append(up.parts, p)
 		up.refs = append(up.refs, refs)
 		up.fences = append(up.fences, fence)
@@ -125,10 +134,10 @@ func lessPartition(a, b *Partition) bool {
 }
 
 // takeRefs returns the partition's batches in no object yet, at most budget
-// bytes of them (but at least one), and marks them sent, with the fence
+// bytes of them (but at least one) and at most maxBatches, and marks them sent, with the fence
 // their commit carries. A partition this log does not own gives none: its
 // batches (kept under wal durability) wait for its next ownership.
-func (p *Partition) takeRefs(budget int64) ([]*batchRef, *metadata.Cond) {
+func (p *Partition) takeRefs(budget int64, maxBatches int) ([]*batchRef, *metadata.Cond) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted || !p.owned {
@@ -137,7 +146,7 @@ func (p *Partition) takeRefs(budget int64) ([]*batchRef, *metadata.Cond) {
 	var out []*batchRef
 	var n int64
 	for _, r := range p.refs[p.firstUnsentLocked():] {
-		if len(out) > 0 && n+int64(r.size) > budget {
+		if len(out) > 0 && n+int64(r.size) > budget || len(out) == maxBatches {
 			break
 		}
 		out = append(out, r)

@@ -495,3 +495,30 @@ func TestMaxObjectPartitions(t *testing.T) {
 		t.Fatalf("%d objects for 7 partitions at 3 a piece, want 3", n)
 	}
 }
+
+// TestMaxObjectBatches: an object holds at most MaxObjectBatches batches,
+// so that its commit (a producer delta per batch) fits etcd's request size
+// however small the batches; the rest go into the next objects, and every
+// partition's log stays whole.
+func TestMaxObjectBatches(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) { o.MaxObjectBatches = 3; o.UploadConcurrency = 1 })
+	l := e.open()
+	topic := createTopic(t, l, "t", 2, nil)
+	for i := range 2 {
+		for j := range 4 {
+			produce(t, l, topic.Partition(int32(i)), testBatch{values: values(1, fmt.Sprintf("p%d-%d-", i, j))})
+		}
+	}
+	uploadAll(t, l)
+	perObject := map[string]int64{} // one record per batch: offsets count batches
+	for i := range 2 {
+		for _, s := range checkSegments(t, e, topic.Partition(int32(i)), 4) {
+			perObject[s.Object] += s.EndOffset - s.BaseOffset
+		}
+	}
+	for obj, n := range perObject {
+		if n > 3 {
+			t.Errorf("object %s holds %d batches, want at most 3", obj, n)
+		}
+	}
+}

@@ -147,7 +147,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		WALSegmentBytes: cfg.WALSegmentBytes, Durability: durability,
 		UploadInterval: cfg.UploadInterval, UploadBytes: cfg.UploadBytes, UploadConcurrency: cfg.UploadConc,
 		MaxObjectPartitions: maxObjectPartitions(cfg), MaxObjectBatches: maxObjectBatches(cfg),
-		FlushTimeout:        cfg.Timeouts.Flush, BlockLoadTimeout: cfg.Timeouts.BlockLoad,
+		FlushTimeout: cfg.Timeouts.Flush, BlockLoadTimeout: cfg.Timeouts.BlockLoad,
 		StreamStallTimeout: cfg.Timeouts.StreamStall, StreamIdleTimeout: cfg.Timeouts.StreamIdle,
 		TailCacheBytes: cfg.TailCacheBytes, BlockCacheBytes: cfg.BlockCacheBytes,
 		WALMaxBytes: cfg.WALMaxBytes, CompactTargetBytes: cfg.CompactTarget, MaintainInterval: cfg.MaintainEvery,

@@ -153,6 +153,13 @@ func (e *tableEnv) waitOffsets(cat icebergcatalog.Catalog, want int64, what stri
 // partition exactly once.
 func (e *tableEnv) checkRows(cat icebergcatalog.Catalog, want int64) {
 	e.t.Helper()
+	e.checkRowsOf(cat, map[int64]int64{0: want, 1: want})
+}
+
+// checkRowsOf fails unless the table holds every offset below want[p] of
+// each partition p exactly once, and nothing else.
+func (e *tableEnv) checkRowsOf(cat icebergcatalog.Catalog, want map[int64]int64) {
+	e.t.Helper()
 	ctx := context.Background()
 	tbl, err := cat.LoadTable(ctx, itable.Identifier{Namespace, "events"})
 	if err != nil {
@@ -175,15 +182,17 @@ func (e *tableEnv) checkRows(cat icebergcatalog.Catalog, want int64) {
 			seen[[2]int64{int64(parts.Value(i)), offs.Value(i)}]++
 		}
 	}
-	for p := range int64(2) {
-		for o := range want {
+	total := int64(0)
+	for p, end := range want {
+		total += end
+		for o := range end {
 			if n := seen[[2]int64{p, o}]; n != 1 {
 				e.t.Errorf("partition %d offset %d: %d rows, want 1", p, o, n)
 			}
 		}
 	}
-	if len(seen) != int(2*want) {
-		e.t.Errorf("%d distinct rows, want %d", len(seen), 2*want)
+	if len(seen) != int(total) {
+		e.t.Errorf("%d distinct rows, want %d", len(seen), total)
 	}
 }
 
@@ -353,4 +362,43 @@ func TestZombieCommitRefusedByCatalog(t *testing.T) {
 	e.produce(5)
 	e.waitOffsets(cat, 20, "B converts on")
 	e.checkRows(cat, 20)
+}
+
+// TestReleaseWaitsForCommitInFlight: a graceful release lets the commit in
+// flight land before the worker stops, so the next owner starts after it.
+func TestReleaseWaitsForCommitInFlight(t *testing.T) {
+	e := newTableEnv(t)
+	g := newGate()
+	slot := &fakeSlot{}
+	slot.set(10, true)
+	c, cat := e.converterPolling(slot, g.hook, time.Hour)
+	if err := c.AcquireTable(context.Background(), e.topic.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.produce(5)
+	e.waitOffsets(cat, 5, "converts")
+	g.arm()
+	e.produce(5)
+	g.waitReached(t)
+	released := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		released <- c.ReleaseTable(ctx, e.topic.ID)
+	}()
+	close(g.open)
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the release never returned")
+	}
+	// The commit in flight was partition 0's (commit.bytes=1 commits each
+	// batch); the release stopped the worker before partition 1's.
+	if got := e.offsets(cat); got[0] != 10 || got[1] != 5 {
+		t.Fatalf("offsets after the release: %v, want the commit in flight (0:10) and no later one (1:5)", got)
+	}
+	e.checkRowsOf(cat, map[int64]int64{0: 10, 1: 5})
 }

@@ -234,3 +234,51 @@ func TestTableTarget(t *testing.T) {
 		t.Fatalf("%d tables moved, want at most the one the new broker takes: %v -> %v", moved, first, next)
 	}
 }
+
+// TestAcquireTableKeySettles: a table slot's own key is written only when
+// absent; a lost compare is settled by reading the key back: a key this
+// session wrote already (an unknown outcome that applied) is its fence, a
+// key another broker holds is ErrConflict, and a release at a stale fence
+// deletes nothing.
+func TestAcquireTableKeySettles(t *testing.T) {
+	endpoint, _ := etcdtest.Start(t)
+	c := newTestCluster(t, endpoint, "tablekey")
+	n := c.mustStart(1, "object", withTables(nil))
+	cli := c.kv.Client()
+	ctx := context.Background()
+	grant := func() *session {
+		l, err := cli.Grant(ctx, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cli.Revoke(context.Background(), l.ID) })
+		return &session{lease: l.ID, ctx: ctx}
+	}
+	mine, other := grant(), grant()
+	id := metadata.NewTopicID()
+	fence, err := n.acquireTableKey(mine, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := n.acquireTableKey(mine, id)
+	if err != nil || again != fence {
+		t.Fatalf("acquiring again in the same session: %+v %v, want the fence %+v read back", again, err, fence)
+	}
+	if _, err := n.acquireTableKey(other, id); !metadata.IsConflict(err) {
+		t.Fatalf("another session acquiring a held slot: %v, want a conflict", err)
+	}
+	stale := fence
+	stale.Version--
+	if err := n.releaseTableKey(ctx, stale); !metadata.IsConflict(err) {
+		t.Fatalf("release at a stale fence: %v, want a conflict", err)
+	}
+	if err := n.releaseTableKey(ctx, fence); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := c.kv.Get(ctx, TableOwnerKey(id)); found {
+		t.Fatal("released, the key is still there")
+	}
+	if _, err := n.acquireTableKey(other, id); err != nil {
+		t.Fatalf("acquiring a released slot: %v", err)
+	}
+}

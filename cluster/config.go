@@ -45,7 +45,14 @@ type Config struct {
 	// Shards is the group coordinator. nil: this node owns no shard, and
 	// the shards the controller places on it stay without an owner, so
 	// every broker of a real cluster has one.
-	Shards   ShardOwner
+	Shards ShardOwner
+	// Tables is the table converter. nil: this node converts no table,
+	// and the table slots the controller places on it stay without an
+	// owner.
+	Tables TableOwner
+	// IsTable says, from a topic's configs, whether it is a table topic:
+	// the controller places a table slot for each. nil: none.
+	IsTable  func(configs map[string]string) bool
 	Logger   *slog.Logger
 	Registry prometheus.Registerer // nil: no metrics
 }

@@ -71,7 +71,7 @@ func (n *Node) computePlacement(ctx context.Context, e *concurrency.Election) er
 	live := n.liveNodes()
 	waited := n.waitedFor()
 	current := n.placements.snapshot()
-	seen := map[string]bool{shardsPlacement: true}
+	seen := map[string]bool{shardsPlacement: true, tablesPlacement: true}
 	for _, t := range topics {
 		key := placementKey(t.ID)
 		seen[key] = true
@@ -83,6 +83,9 @@ func (n *Node) computePlacement(ctx context.Context, e *concurrency.Election) er
 	name := func(i int) string { return "shards/" + strconv.Itoa(i) }
 	cur := current[shardsPlacement]
 	if err := n.writePlacement(ctx, e, shardsPlacement, cur, place(name, Shards, owners(cur), live, waited)); err != nil {
+		return err
+	}
+	if err := n.writeTablePlacement(ctx, e, topics, current[tablesPlacement], live); err != nil {
 		return err
 	}
 	for key, cur := range current {
@@ -107,6 +110,18 @@ func (n *Node) writePlacement(ctx context.Context, e *concurrency.Election, key 
 		return nil
 	}
 	return n.casPlacement(ctx, e, key, cur.modRev, clientv3.OpPut(n.cfg.Prefix+key, mustJSON(placementRecord{Owners: target})))
+}
+
+func (n *Node) writeTablePlacement(ctx context.Context, e *concurrency.Election, topics []metadata.Topic, cur entry, live []int32) error {
+	var rec placementRecord
+	if cur.value != nil {
+		rec = cur.value.(placementRecord)
+	}
+	next := n.tableTarget(topics, rec, live)
+	if next == nil {
+		return nil
+	}
+	return n.casPlacement(ctx, e, tablesPlacement, cur.modRev, clientv3.OpPut(n.cfg.Prefix+tablesPlacement, mustJSON(*next)))
 }
 
 // casPlacement applies op if key is still at rev (as the view saw it) and

@@ -2,8 +2,8 @@
 // session (a lease kept alive, and a local deadline on the monotonic clock
 // past which the broker must not act as an owner), its registration, the
 // controller election and the placement the controller computes, and the
-// ownership of partitions and group-coordinator shards, converged on that
-// placement.
+// ownership of partitions, group-coordinator shards and table topics'
+// converters, converged on that placement.
 //
 // Keys, all under the metadata prefix (values JSON):
 //
@@ -12,8 +12,10 @@
 //	                           partitions wait for it (unless taken_over)
 //	placement/<topic-id-hex>   the controller's target owner of every partition of a topic
 //	placement/shards           the same for the group-coordinator shards
+//	placement/tables           the same for the table slots, naming each slot's topic
 //	controller/<lease hex>     the concurrency.Election of the controller
 //	own/parts/..., own/shards/...   the owners (metadata.OwnerKey), on the owner's lease
+//	own/tables/<topic-id-hex>  the broker running a table topic's converter (tables.go)
 //
 // The controller places by rendezvous hashing over the live brokers,
 // sticky: a partition stays with its live owner (or waits for a gone
@@ -26,5 +28,5 @@
 // stale placement, cannot commit. The placement only decides who tries.
 //
 // The package knows neither the wire protocol nor the partition log: it
-// drives them through Owner and ShardOwner.
+// drives them through Owner, ShardOwner and TableOwner.
 package cluster

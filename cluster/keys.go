@@ -63,6 +63,9 @@ func (m Member) waitedFor() bool { return m.Durability == "wal" && !m.TakenOver 
 // none (no live broker).
 type placementRecord struct {
 	Owners []int32 `json:"owners"`
+	// Topics, in placement/tables only: the table topic (id hex) of each
+	// owner.
+	Topics []string `json:"topics,omitempty"`
 }
 
 func decodeBroker(v []byte) (any, error) {

@@ -66,7 +66,7 @@ func (n *Node) ownedCount(shards bool) int {
 	defer n.mu.Unlock()
 	c := 0
 	for sl := range n.held {
-		if sl.shard == shards {
+		if sl.shard == shards && !sl.table {
 			c++
 		}
 	}

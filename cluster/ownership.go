@@ -8,17 +8,21 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// slot is a partition, or a group-coordinator shard (shard set, index the
-// shard).
+// slot is a partition, a group-coordinator shard (shard set, index the
+// shard), or a table topic's converter (table set, topic the topic).
 type slot struct {
 	topic metadata.TopicID
 	index int32
 	shard bool
+	table bool
 }
 
 func (sl slot) ownKey() string {
-	if sl.shard {
+	switch {
+	case sl.shard:
 		return metadata.ShardOwnerKey(sl.index)
+	case sl.table:
+		return TableOwnerKey(sl.topic)
 	}
 	return metadata.OwnerKey(sl.topic, sl.index)
 }
@@ -126,6 +130,8 @@ func (n *Node) strays(s *session) map[slot]metadata.Cond {
 			sl = slot{topic: id, index: p}
 		} else if shard, ok := metadata.ParseShardOwnerKey(key); ok {
 			sl = slot{shard: true, index: shard}
+		} else if id, ok := ParseTableOwnerKey(key); ok {
+			sl = slot{table: true, topic: id}
 		} else {
 			return
 		}
@@ -218,6 +224,9 @@ func (n *Node) wanted() map[slot]bool {
 		owners := e.value.(placementRecord).Owners
 		var sl slot
 		switch {
+		case key == tablesPlacement:
+			n.wantedTables(e.value.(placementRecord), want)
+			continue
 		case key == shardsPlacement:
 			if n.cfg.Shards == nil {
 				continue
@@ -273,6 +282,9 @@ func (n *Node) acquire(s *session, sl slot) {
 
 func (n *Node) writeOwnKey(s *session, sl slot) (metadata.Cond, error) {
 	node, lease := n.cfg.NodeID, int64(s.lease)
+	if sl.table {
+		return n.acquireTableKey(s, sl.topic)
+	}
 	if sl.shard {
 		return n.cfg.Meta.AcquireShard(s.ctx, sl.index, node, lease)
 	}
@@ -281,6 +293,9 @@ func (n *Node) writeOwnKey(s *session, sl slot) (metadata.Cond, error) {
 }
 
 func (n *Node) hand(ctx context.Context, sl slot) error {
+	if sl.table {
+		return n.cfg.Tables.AcquireTable(ctx, sl.topic)
+	}
 	if sl.shard {
 		return n.cfg.Shards.AcquireShard(ctx, sl.index)
 	}
@@ -299,6 +314,9 @@ func (n *Node) release(s *session, sl slot) {
 func (n *Node) releaseTimeout() time.Duration { return max(2*n.cfg.SessionTimeout, 10*time.Second) }
 
 func (n *Node) finish(ctx context.Context, sl slot) error {
+	if sl.table {
+		return n.cfg.Tables.ReleaseTable(ctx, sl.topic)
+	}
 	if sl.shard {
 		return n.cfg.Shards.ReleaseShard(ctx, sl.index)
 	}
@@ -323,7 +341,9 @@ func (n *Node) releaseKey(sl slot, fence metadata.Cond) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var err error
-	if sl.shard {
+	if sl.table {
+		err = n.releaseTableKey(ctx, fence)
+	} else if sl.shard {
 		err = n.cfg.Meta.ReleaseShard(ctx, fence)
 	} else {
 		err = n.cfg.Meta.ReleasePartition(ctx, fence)
@@ -334,6 +354,10 @@ func (n *Node) releaseKey(sl slot, fence metadata.Cond) {
 }
 
 func (n *Node) drop(sl slot) {
+	if sl.table {
+		n.cfg.Tables.DropTable(sl.topic)
+		return
+	}
 	if sl.shard {
 		n.cfg.Shards.DropShard(sl.index)
 		return

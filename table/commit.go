@@ -60,6 +60,16 @@ func offsetsOf(tbl *itable.Table) map[int32]int64 {
 	return out
 }
 
+// baseOffsets are the next offsets of this worker's topic in tbl's current
+// snapshot: none when the snapshot belongs to an earlier topic of the
+// same name.
+func (w *worker) baseOffsets(tbl *itable.Table) map[int32]int64 {
+	if id := snapshotTopicID(tbl); id != "" && id != w.topic.ID.String() {
+		return map[int32]int64{}
+	}
+	return offsetsOf(tbl)
+}
+
 func offsetProps(offsets map[int32]int64) iceberg.Properties {
 	props := iceberg.Properties{}
 	for p, off := range offsets {
@@ -78,7 +88,20 @@ const commitAttempts = 5
 // as one snapshot. On a conflict or an unknown outcome it reloads the table
 // and decides from the offsets there: ours (the commit landed), the ones
 // we started from (retry on fresh metadata), or others (errResync).
+//
+// In a cluster the commit holds the worker's commit token (ReleaseTable
+// waits for it) and checks the table slot's fence right before the catalog
+// commit; a failed check returns errNotOwner at once, never retried.
 func (w *worker) commit(ctx context.Context, rec arrow.RecordBatch) error {
+	select {
+	case w.commitToken <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.commitToken }()
+	if err := ctx.Err(); err != nil {
+		return err // released while waiting for the token
+	}
 	target := maps.Clone(w.read)
 	var err error
 	for range commitAttempts {
@@ -87,11 +110,14 @@ func (w *worker) commit(ctx context.Context, rec arrow.RecordBatch) error {
 			w.committed(tbl, target, rec)
 			return nil
 		}
+		if errors.Is(err, errNotOwner) || errors.Is(err, errResync) {
+			return err
+		}
 		fresh, lerr := w.c.opts.Catalog.LoadTable(ctx, w.ident)
 		if lerr != nil {
 			return fmt.Errorf("table %s: commit: %w (reload: %v)", w.name, err, lerr)
 		}
-		got := offsetsOf(fresh)
+		got := w.baseOffsets(fresh)
 		switch {
 		case maps.Equal(got, target):
 			w.committed(fresh, target, rec)
@@ -108,6 +134,12 @@ func (w *worker) commit(ctx context.Context, rec arrow.RecordBatch) error {
 }
 
 func (w *worker) commitOnce(ctx context.Context, rec arrow.RecordBatch, target map[int32]int64) (*itable.Table, error) {
+	// The rows cover [next, target) of each partition: the snapshot the
+	// transaction builds on (asserted below) must record exactly next.
+	// Else the worker reopens the table (errResync).
+	if !maps.Equal(w.baseOffsets(w.tbl), w.next) {
+		return nil, errResync
+	}
 	tx := w.tbl.NewTransaction()
 	if err := tx.AssertRefSnapshotID(itable.MainBranch); err != nil {
 		return nil, err
@@ -130,6 +162,9 @@ func (w *worker) commitOnce(ctx context.Context, rec arrow.RecordBatch, target m
 	}
 	if w.c.opts.BeforeCommit != nil {
 		w.c.opts.BeforeCommit(w.name)
+	}
+	if err := w.checkFence(); err != nil {
+		return nil, err
 	}
 	return tx.Commit(ctx)
 }

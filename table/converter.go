@@ -12,6 +12,7 @@ import (
 	itable "github.com/apache/iceberg-go/table"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
 )
 
@@ -38,6 +39,24 @@ type Options struct {
 	// BeforeCommit, when set, runs after a commit's Parquet files are
 	// written and before the catalog commit (a crash-test seam).
 	BeforeCommit func(table string)
+	// Cluster, when set, says which table topics this broker converts:
+	// those whose table slot it holds (AcquireTable), each worker bound to
+	// the fence it started under and checking it before every commit.
+	// nil: one node, which converts every table topic.
+	Cluster Fencer
+	// Read reads a partition's committed records for the converter (nil:
+	// Log.Read). In a cluster the topic's partitions are owned by several
+	// brokers, and Log.Read serves only those owned here: it must read the
+	// others from the bucket too (the replica read path).
+	Read func(ctx context.Context, p *partition.Partition, offset int64, maxBytes int, first bool) (partition.FetchResult, error)
+}
+
+// Fencer is the cluster as the converter sees it (cluster.Node).
+type Fencer interface {
+	// TableFence returns the condition that holds only while this broker
+	// holds topic id's table slot; ok is false when it does not hold it,
+	// or its session is past its local deadline.
+	TableFence(id metadata.TopicID) (metadata.Cond, bool)
 }
 
 // Converter turns table topics (sediment.table.enable=true) into Iceberg
@@ -49,18 +68,25 @@ type Converter struct {
 	metrics *metrics
 	cancel  context.CancelFunc
 	done    chan struct{}
+	kick    chan struct{} // one slot: wakes the supervisor
+	wg      sync.WaitGroup
 
-	mu      sync.Mutex // guards workers and stats
+	mu      sync.Mutex // guards workers, stats and owned
 	workers map[string]*running
 	stats   map[string]*tableStats
+	owned   map[metadata.TopicID]bool // the table slots held here (Options.Cluster)
 }
 
 // running is a started worker and how to stop it.
 type running struct {
 	cfg    Config
-	id     [16]byte
+	id     metadata.TopicID
+	fence  metadata.Cond // the table slot's fence it runs under (a cluster)
 	cancel context.CancelFunc
 	done   chan struct{}
+	// commit holds one token while a commit is in flight: ReleaseTable
+	// takes it to stop the worker between two commits.
+	commit chan struct{}
 }
 
 // Start starts the converter; Close stops it.
@@ -78,8 +104,8 @@ func Start(opts Options) *Converter {
 		opts.Logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Converter{opts: opts, cancel: cancel, done: make(chan struct{}),
-		workers: map[string]*running{}, stats: map[string]*tableStats{}}
+	c := &Converter{opts: opts, cancel: cancel, done: make(chan struct{}), kick: make(chan struct{}, 1),
+		workers: map[string]*running{}, stats: map[string]*tableStats{}, owned: map[metadata.TopicID]bool{}}
 	c.metrics = newMetrics(c, opts.Registry)
 	go pprof.Do(ctx, pprof.Labels("sediment", "table-converter"), c.supervise)
 	return c
@@ -90,6 +116,7 @@ func Start(opts Options) *Converter {
 func (c *Converter) Close() error {
 	c.cancel()
 	<-c.done
+	c.wg.Wait() // workers dropped without waiting (DropTable)
 	return nil
 }
 
@@ -105,6 +132,7 @@ func (c *Converter) supervise(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-c.kick:
 		}
 	}
 }
@@ -116,17 +144,21 @@ func (c *Converter) reconcile(ctx context.Context) {
 		if !cfg.Enable || c.isDLQ(t.Name) {
 			continue
 		}
+		fence, mine := c.slot(t.ID)
+		if !mine {
+			continue
+		}
 		want[t.Name] = true
 		c.mu.Lock()
 		r, ok := c.workers[t.Name]
 		c.mu.Unlock()
-		if ok && r.cfg == cfg && r.id == t.ID {
+		if ok && r.cfg == cfg && r.id == t.ID && r.fence == fence {
 			continue
 		}
 		if ok {
 			c.stopWorker(t.Name)
 		}
-		c.startWorker(ctx, t, cfg)
+		c.startWorker(ctx, t, cfg, fence)
 	}
 	c.mu.Lock()
 	var gone []string
@@ -151,15 +183,22 @@ func (c *Converter) isDLQ(name string) bool {
 	return ok && ConfigOf(src.Configs()).Enable
 }
 
-func (c *Converter) startWorker(ctx context.Context, t *partition.Topic, cfg Config) {
+func (c *Converter) startWorker(ctx context.Context, t *partition.Topic, cfg Config, fence metadata.Cond) {
 	wctx, cancel := context.WithCancel(ctx)
-	r := &running{cfg: cfg, id: t.ID, cancel: cancel, done: make(chan struct{})}
+	r := &running{cfg: cfg, id: t.ID, fence: fence, cancel: cancel, done: make(chan struct{}), commit: make(chan struct{}, 1)}
 	w := &worker{c: c, topic: t, name: t.Name, ident: itable.Identifier{Namespace, t.Name}, cfg: cfg,
-		log: c.opts.Logger, stats: c.statsFor(t.Name)}
+		log: c.opts.Logger, stats: c.statsFor(t.Name), fence: fence, commitToken: r.commit}
 	c.mu.Lock()
+	if c.opts.Cluster != nil && !c.owned[t.ID] { // released since reconcile looked
+		c.mu.Unlock()
+		cancel()
+		return
+	}
 	c.workers[t.Name] = r
+	c.wg.Add(1)
 	c.mu.Unlock()
 	go pprof.Do(wctx, pprof.Labels("sediment", "table-worker", "table", t.Name), func(ctx context.Context) {
+		defer c.wg.Done()
 		defer close(r.done)
 		w.run(ctx)
 	})

@@ -26,13 +26,13 @@ func (w *worker) open(ctx context.Context) error {
 		return err
 	}
 	w.tbl = tbl
-	w.next = offsetsOf(tbl)
+	w.next = w.baseOffsets(tbl)
 	if id := snapshotTopicID(tbl); id != "" && id != w.topic.ID.String() {
 		w.log.Warn("the table's offsets belong to an earlier topic of the same name; converting this topic from its start",
 			"table", w.name, "table_topic_id", id, "topic_id", w.topic.ID.String())
-		w.next = map[int32]int64{}
 	}
 	w.read = maps.Clone(w.next)
+	w.guessed = map[int32]bool{}
 	w.stats.setProgress(w.next)
 	w.lastCommit = time.Now()
 	if snap := tbl.CurrentSnapshot(); snap != nil {

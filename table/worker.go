@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	itable "github.com/apache/iceberg-go/table"
 
+	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
 	"github.com/sediment-io/sediment/storage/record"
 )
@@ -26,12 +27,19 @@ type worker struct {
 	cfg   Config
 	log   *slog.Logger
 	stats *tableStats
+	// fence is the table slot's fence the worker runs under (a cluster);
+	// commitToken is held by a commit in flight (see ReleaseTable).
+	fence       metadata.Cond
+	commitToken chan struct{}
 
 	tbl  *itable.Table
 	next map[int32]int64 // next offset per partition in the current snapshot
 	read map[int32]int64 // next offset to read; rows in [next, read) are buffered
-	buf  *rowBuffer
-	conv converter
+	// guessed: partitions whose start is the local log start, as no
+	// snapshot records them; a read below the real log start is no loss.
+	guessed map[int32]bool
+	buf     *rowBuffer
+	conv    converter
 
 	lastCommit time.Time
 }
@@ -64,6 +72,12 @@ func (w *worker) run(ctx context.Context) {
 		}
 		if errors.Is(err, errTopicDeleted) {
 			w.log.Info("table topic deleted: its converter stops; the table stays in the catalog", "table", w.name)
+			w.stats.setState("stopped", err.Error())
+			<-ctx.Done()
+			return
+		}
+		if errors.Is(err, errNotOwner) {
+			w.log.Warn("table converter stops: the table's slot moved to another broker", "table", w.name)
 			w.stats.setState("stopped", err.Error())
 			<-ctx.Done()
 			return
@@ -113,7 +127,7 @@ func (w *worker) loop(ctx context.Context) error {
 			return err
 		}
 		w.updateLag(parts)
-		timer := time.NewTimer(w.untilCommit())
+		timer := time.NewTimer(w.untilNextPass())
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -139,6 +153,17 @@ func (w *worker) topicGone() bool {
 // past records that went to the dead-letter topic or were skipped.
 func (w *worker) pending() bool {
 	return w.buf.rows > 0 || !maps.Equal(w.read, w.next)
+}
+
+// untilNextPass bounds the wait for appends: in a cluster the partitions
+// owned by other brokers never notify, so the worker looks again every
+// PollInterval.
+func (w *worker) untilNextPass() time.Duration {
+	d := w.untilCommit()
+	if w.c.opts.Cluster != nil {
+		d = min(d, w.c.opts.PollInterval)
+	}
+	return d
 }
 
 func (w *worker) untilCommit() time.Duration {
@@ -189,42 +214,51 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 	if _, ok := w.read[idx]; !ok { // a new partition, or a table created on an old topic
 		logStart, _ := p.Offsets()
 		w.read[idx] = logStart
+		w.guessed[idx] = true
 	}
 	for ctx.Err() == nil {
-		logStart, hw := p.Offsets()
-		if w.read[idx] >= hw {
-			return nil
-		}
-		if w.read[idx] < logStart {
-			w.log.Warn("records deleted by retention before they were converted", "table", w.name,
-				"partition", idx, "from", w.read[idx], "to", logStart)
-			w.stats.lost.Add(logStart - w.read[idx])
-			w.read[idx] = logStart
+		from := w.read[idx]
+		res, err := w.readAt(ctx, p, from)
+		if errors.Is(err, partition.ErrOffsetOutOfRange) && res.LogStartOffset > from {
+			if !w.guessed[idx] {
+				w.log.Warn("records deleted by retention before they were converted", "table", w.name,
+					"partition", idx, "from", from, "to", res.LogStartOffset)
+				w.stats.lost.Add(res.LogStartOffset - from)
+			}
+			w.read[idx] = res.LogStartOffset
 			continue
 		}
-		res, err := w.c.opts.Log.Read(ctx, p, w.read[idx], readBytes, true)
-		if errors.Is(err, partition.ErrOffsetOutOfRange) {
-			continue // retention moved the log start: handled above
-		}
 		if err != nil {
-			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, w.read[idx], err)
+			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, from, err)
 		}
-		before := w.read[idx]
+		if from >= res.HighWatermark {
+			return nil
+		}
 		batches, err := res.WholeBatches()
 		if err != nil {
-			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, w.read[idx], err)
+			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, from, err)
 		}
 		if len(batches) == 0 {
 			return nil
 		}
+		delete(w.guessed, idx)
 		if err := w.convertBatches(ctx, idx, batches); err != nil {
 			return err
 		}
-		if w.read[idx] == before { // nothing at or past the position: never spin
-			return fmt.Errorf("table %s: partition %d: a read at %d returned no record at or past it", w.name, idx, before)
+		if w.read[idx] == from { // nothing at or past the position: never spin
+			return fmt.Errorf("table %s: partition %d: a read at %d returned no record at or past it", w.name, idx, from)
 		}
 	}
 	return ctx.Err()
+}
+
+// readAt reads p's committed records from offset (Options.Read, or the
+// log's own read).
+func (w *worker) readAt(ctx context.Context, p *partition.Partition, offset int64) (partition.FetchResult, error) {
+	if w.c.opts.Read != nil {
+		return w.c.opts.Read(ctx, p, offset, readBytes, true)
+	}
+	return w.c.opts.Log.Read(ctx, p, offset, readBytes, true)
 }
 
 func (w *worker) convertBatches(ctx context.Context, idx int32, batches [][]byte) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/protocol"
+	"github.com/sediment-io/sediment/table"
 )
 
 // lateNode is the cluster membership as the log and the group coordinator
@@ -41,6 +42,14 @@ func (l *lateNode) Sweeps() bool {
 func (l *lateNode) ShardFence(shard int32) (metadata.Cond, bool) {
 	if n := l.n.Load(); n != nil {
 		return n.ShardFence(shard)
+	}
+	return metadata.Cond{}, false
+}
+
+// TableFence is the converter's view of its table slots (table.Fencer).
+func (l *lateNode) TableFence(id metadata.TopicID) (metadata.Cond, bool) {
+	if n := l.n.Load(); n != nil {
+		return n.TableFence(id)
 	}
 	return metadata.Cond{}, false
 }
@@ -84,7 +93,8 @@ func (b *broker) startCluster(ctx context.Context, cfg *serveConfig, host string
 		Client: kv.Client(), Prefix: kv.Prefix(), Meta: b.meta,
 		NodeID: int32(cfg.NodeID), Host: host, Port: port, Rack: cfg.Rack,
 		Durability: cfg.Durability, SessionTimeout: cfg.SessionTimeout,
-		Partitions: b.log, Shards: b.groups, Logger: logger, Registry: reg,
+		Partitions: b.log, Shards: b.groups, Tables: b.tables, Logger: logger, Registry: reg,
+		IsTable: func(c map[string]string) bool { return table.ConfigOf(c).Enable },
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 	icebergcatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/table"
 	"github.com/sediment-io/sediment/table/catalog"
 )
@@ -33,6 +36,9 @@ type tableConverter struct {
 	cat     icebergcatalog.Catalog
 	conv    *table.Converter
 	waitErr error // why the catalog is not open yet
+	// owned are the table slots the cluster gave this broker, handed to
+	// the converter once it starts (the catalog may open late).
+	owned map[metadata.TopicID]bool
 }
 
 // catalogRetry is the pause between attempts to open an unreachable
@@ -45,21 +51,42 @@ func (b *broker) startTables(ctx context.Context, cfg *serveConfig, logger *slog
 	open := func(ctx context.Context) (icebergcatalog.Catalog, error) {
 		return catalog.Open(ctx, cfg.TableCatalog, catalog.Options{DataDir: cfg.DataDir, ObjectStoreURL: cfg.ObjectStore})
 	}
+	opts := table.Options{Log: b.log, Logger: logger, Registry: reg,
+		OrphanGrace: cfg.TableOrphans, BeforeCommit: crashBeforeTableCommit()}
+	if b.etcd != nil {
+		opts.Cluster, opts.Read = &b.late, b.log.ReadReplica
+	}
 	start := func(cat icebergcatalog.Catalog) *table.Converter {
-		return table.Start(table.Options{Log: b.log, Catalog: cat, Logger: logger, Registry: reg,
-			OrphanGrace: cfg.TableOrphans, BeforeCommit: crashBeforeTableCommit()})
+		o := opts
+		o.Catalog = cat
+		return table.Start(o)
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	t := &tableConverter{cancel: stop, done: make(chan struct{}), owned: map[metadata.TopicID]bool{}, isTable: func(name string) bool {
+		tp, ok := b.log.Topic(name)
+		return ok && table.ConfigOf(tp.Configs()).Enable
+	}}
+	if b.etcd != nil {
+		shared, err := sharedTableCatalog(cfg)
+		if err != nil {
+			stop()
+			return err
+		}
+		if !shared {
+			logger.Warn("table topics are not converted: a cluster needs a --table-catalog every broker shares")
+			t.waitErr = errNoSharedCatalog
+			close(t.done)
+			b.tables = t
+			return nil
+		}
 	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	cat, err := open(octx)
 	cancel()
 	if errors.Is(err, catalog.ErrBadURL) {
+		stop()
 		return err
 	}
-	rctx, stop := context.WithCancel(context.Background())
-	t := &tableConverter{cancel: stop, done: make(chan struct{}), isTable: func(name string) bool {
-		tp, ok := b.log.Topic(name)
-		return ok && table.ConfigOf(tp.Configs()).Enable
-	}}
 	b.tables = t
 	if err == nil {
 		t.cat, t.conv = cat, start(cat)
@@ -102,10 +129,67 @@ func (t *tableConverter) openLater(ctx context.Context, open func(context.Contex
 			continue
 		}
 		t.cat, t.conv, t.waitErr = cat, start(cat), nil
+		for id := range t.owned { // acquired while the catalog was down
+			t.conv.AcquireTable(ctx, id) //nolint:errcheck // never fails
+		}
 		t.mu.Unlock()
 		logger.Info("table catalog open: table topics are converted")
 		return
 	}
+}
+
+// errNoSharedCatalog: a cluster broker without a --table-catalog converts
+// no table (the embedded catalog is a file of this broker's alone).
+var errNoSharedCatalog = errors.New("a cluster converts table topics only with a --table-catalog every broker shares: postgres:// or rest+http(s)://")
+
+// sharedTableCatalog says, for a cluster broker, whether its
+// --table-catalog is shared by every broker: postgres and REST catalogs
+// are; the embedded SQLite catalog (the default) is not, so table topics
+// wait; a SQLite file is only with --shared-local-store (every broker on
+// this machine, tests and demos), and is refused otherwise.
+func sharedTableCatalog(cfg *serveConfig) (bool, error) {
+	switch c := cfg.TableCatalog; {
+	case c == "":
+		return false, nil
+	case c == "sqlite":
+		return false, fmt.Errorf("--table-catalog sqlite with --metadata etcd: the embedded catalog lives in this broker's --data-dir, and every broker of a cluster must commit to the same catalog; use postgres:// or rest+http(s)://")
+	case strings.HasPrefix(c, "sqlite:") && !cfg.SharedLocal:
+		return false, fmt.Errorf("--table-catalog %s with --metadata etcd: a SQLite file is not shared between machines, and every broker of a cluster must commit to the same catalog; use postgres:// or rest+http(s):// (or --shared-local-store when every broker runs on this machine)", c)
+	}
+	return true, nil
+}
+
+// AcquireTable, ReleaseTable and DropTable hand the cluster's table slots
+// to the converter (cluster.TableOwner), or keep them until it starts.
+func (t *tableConverter) AcquireTable(ctx context.Context, id metadata.TopicID) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.owned[id] = true
+	if t.conv != nil {
+		return t.conv.AcquireTable(ctx, id)
+	}
+	return nil
+}
+
+func (t *tableConverter) ReleaseTable(ctx context.Context, id metadata.TopicID) error {
+	conv := t.disown(id)
+	if conv == nil {
+		return nil
+	}
+	return conv.ReleaseTable(ctx, id)
+}
+
+func (t *tableConverter) DropTable(id metadata.TopicID) {
+	if conv := t.disown(id); conv != nil {
+		conv.DropTable(id)
+	}
+}
+
+func (t *tableConverter) disown(id metadata.TopicID) *table.Converter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.owned, id)
+	return t.conv
 }
 
 // statusEntries are a table topic's sediment.table.status.* entries; while

@@ -21,6 +21,14 @@ type Description struct {
 	Controller int32
 	Partitions []PartitionPlacement
 	Shards     []ShardPlacement
+	// Tables are the table topics' converters.
+	Tables []TablePlacement
+}
+
+// TablePlacement is where a table topic's converter is placed and runs.
+type TablePlacement struct {
+	Topic         string
+	Placed, Owner int32
 }
 
 // LiveBroker is one registered broker.
@@ -78,7 +86,41 @@ func Describe(ctx context.Context, kv metadata.KV) (Description, error) {
 	if err := d.describePartitions(ctx, kv, owners, live); err != nil {
 		return d, err
 	}
-	return d, d.describeShards(ctx, kv, owners)
+	if err := d.describeShards(ctx, kv, owners); err != nil {
+		return d, err
+	}
+	return d, d.describeTables(ctx, kv, owners)
+}
+
+func (d *Description) describeTables(ctx context.Context, kv metadata.KV, owners map[string]metadata.OwnerRecord) error {
+	it, ok, err := kv.Get(ctx, tablesPlacement)
+	if err != nil || !ok {
+		return err
+	}
+	v, err := decodePlacement(it.Value)
+	if err != nil {
+		return fmt.Errorf("cluster: decode %s: %w", tablesPlacement, err)
+	}
+	rec := v.(placementRecord)
+	names := map[metadata.TopicID]string{}
+	for _, p := range d.Partitions {
+		names[p.TopicID] = p.Topic
+	}
+	for i, hex := range rec.Topics {
+		var id metadata.TopicID
+		if id.UnmarshalText([]byte(hex)) != nil {
+			continue
+		}
+		tp := TablePlacement{Topic: names[id], Placed: at(rec.Owners, int32(i)), Owner: -1}
+		if tp.Topic == "" {
+			tp.Topic = hex // deleted since it was placed
+		}
+		if r, ok := owners[TableOwnerKey(id)]; ok {
+			tp.Owner = r.NodeID
+		}
+		d.Tables = append(d.Tables, tp)
+	}
+	return nil
 }
 
 func (d *Description) describePartitions(ctx context.Context, kv metadata.KV, owners map[string]metadata.OwnerRecord, live map[int32]bool) error {

@@ -23,7 +23,8 @@ import (
 const clusterUsage = `Usage:
   broker cluster describe --metadata etcd://HOST:PORT/PREFIX [--output table|json]
       the live brokers, the controller, every partition's placement, owner,
-      leader epoch and committed offset, and the coordinator shards
+      leader epoch and committed offset, the coordinator shards and the
+      table topics' converters
 `
 
 const partitionsUsage = `Usage:
@@ -92,6 +93,12 @@ func printDescription(w io.Writer, d cluster.Description) {
 	fmt.Fprintln(tw, "\nSHARD\tPLACED\tOWNER")
 	for _, s := range d.Shards {
 		fmt.Fprintf(tw, "%d\t%d\t%d\n", s.Shard, s.Placed, s.Owner)
+	}
+	if len(d.Tables) > 0 {
+		fmt.Fprintln(tw, "\nTABLE TOPIC\tPLACED\tCONVERTER")
+		for _, t := range d.Tables {
+			fmt.Fprintf(tw, "%s\t%d\t%d\n", t.Topic, t.Placed, t.Owner)
+		}
 	}
 	tw.Flush()
 }

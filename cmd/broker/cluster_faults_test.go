@@ -44,13 +44,20 @@ func TestClusterBadStart(t *testing.T) {
 
 // TestClusterEtcdOutage (issue 18, bad input): etcd stops for longer than
 // the broker's session. The broker answers /readyz 503 and acknowledges no
-// produce; etcd comes back on the same ports and the broker, untouched,
-// is ready again, acknowledges produce, and holds every record it
-// acknowledged before, once.
+// produce, in wal durability too, where an ack needs only the WAL: past
+// its local lease deadline it stops. etcd comes back on the same ports and
+// the broker, untouched, is ready again, acknowledges produce, and holds
+// every record it acknowledged before, once.
 func TestClusterEtcdOutage(t *testing.T) {
+	for _, durability := range []string{"object", "wal"} {
+		t.Run(durability, func(t *testing.T) { testEtcdOutage(t, durability) })
+	}
+}
+
+func testEtcdOutage(t *testing.T, durability string) {
 	etcd := etcdtest.StartMember(t)
 	p := startProc(t, t.TempDir(), "", nil, "--metadata", "etcd://"+etcd.Endpoint()+"/outage", "--node-id", "1",
-		"--session-timeout", "2s", "--shared-local-store")
+		"--session-timeout", "2s", "--durability", durability, "--shared-local-store")
 	const topic, partitions = "outage", 2
 	createTopics(t, p.addr, topic, partitions)
 	acked := produceAckedTo(t, []string{p.addr}, topic, "before", 200, partitions)

@@ -22,7 +22,8 @@ import (
 // the three brokers with their addresses and racks, the controller that
 // the brokers' Metadata names, every partition's owner and epoch as its
 // own/ key records them (placed there), and the 64 coordinator shards
-// with their owners as their own/shards keys record them.
+// with their owners as their own/shards keys record them. A takeover of
+// a gone object-mode broker reports no loss.
 func TestClusterDescribe(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
 	const topic, partitions = "described", 12
@@ -69,6 +70,14 @@ func TestClusterDescribe(t *testing.T) {
 	}
 	if _, stderr, code := brokerCLI(t, nil, "cluster", "describe", "--metadata", c.metadataURL(), "--output", "yaml"); code != 2 || !strings.Contains(stderr, "table or json") {
 		t.Errorf("--output yaml: exit %d, want 2 and a message naming table and json\n%s", code, stderr)
+	}
+
+	// A takeover of a gone object-mode broker loses nothing, and says so.
+	c.kill(3)
+	c.waitGone(3)
+	stdout, stderr, code = brokerCLI(t, nil, "partitions", "takeover", "--metadata", c.metadataURL(), "--from", "3", "--accept-loss")
+	if code != 0 || strings.Contains(stdout, "are lost") || !strings.Contains(stdout, "nothing is lost") {
+		t.Errorf("takeover of gone object-mode node 3: exit %d, want a report that nothing is lost\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 }
 

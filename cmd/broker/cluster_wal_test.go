@@ -16,6 +16,7 @@ import (
 
 	"github.com/sediment-io/sediment/cluster"
 	"github.com/sediment-io/sediment/cmd/broker/internal/history"
+	"github.com/sediment-io/sediment/groupcoord"
 )
 
 // holdUploads keeps a broker's acknowledged records in its WAL only: it
@@ -31,7 +32,8 @@ var holdUploads = []string{"--upload-interval", "1h", "--upload-bytes", fmt.Spri
 // partitions to the live brokers and names each one's committed offset:
 // exactly the acknowledged records at or past those offsets on its
 // partitions are lost, nothing else, and the moved partitions take new
-// records from the committed offsets on.
+// records from the committed offsets on. When it comes back after all,
+// its WAL brings none of the given-up records back into the log.
 func TestClusterWalSticky(t *testing.T) {
 	c := startCluster(t, clusterOpts{Durability: "wal"})
 	const topic, partitions = "sticky", 6
@@ -82,7 +84,57 @@ func TestClusterWalSticky(t *testing.T) {
 			t.Errorf("%s/%d: new record acknowledged at offset %d, below the committed offset %d the takeover kept", topic, a.Partition, a.Offset, end)
 		}
 	}
-	checkAcked(t, readFinal(t, c.addrs(live...), topic), append(acked, after...), committed)
+	acked = append(acked, after...)
+	before := readFinal(t, c.addrs(live...), topic)
+	checkAcked(t, before, acked, committed)
+
+	// Back with the WAL it had when killed: what the takeover gave up
+	// stays given up (the others wrote past it), and the log as it was
+	// read goes on unchanged.
+	c.start(victim)
+	c.waitMember(victim, false)
+	c.waitOwned(topic, partitions, nil)
+	c.waitMetadataMatches(topic, partitions, c.ids())
+	acked = append(acked, produceAckedTo(t, c.addrs(), topic, "e", 600, partitions)...)
+	final := readFinal(t, c.addrs(), topic)
+	checkAcked(t, final, acked, committed)
+	checkPrefix(t, before, final)
+}
+
+// waitMember waits until node's members/ key says taken_over is taken.
+func (c *testCluster) waitMember(node int32, taken bool) {
+	c.t.Helper()
+	key := c.key(fmt.Sprintf("members/%010d", node))
+	c.waitFor(30*time.Second, fmt.Sprintf("%s taken_over %v", key, taken), func(ctx context.Context) (bool, string) {
+		resp, err := c.cli.Get(ctx, key)
+		if err != nil || len(resp.Kvs) == 0 {
+			return false, fmt.Sprintf("%s: %v", key, err)
+		}
+		var m cluster.Member
+		if err := json.Unmarshal(resp.Kvs[0].Value, &m); err != nil {
+			return false, err.Error()
+		}
+		return m.TakenOver == taken, string(resp.Kvs[0].Value)
+	})
+}
+
+// checkPrefix: each partition's log as read before is a prefix of the
+// final one, entry for entry.
+func checkPrefix(t *testing.T, before, final map[history.Partition][]history.Entry) {
+	t.Helper()
+	for part, entries := range before {
+		got := final[part]
+		if len(got) < len(entries) {
+			t.Errorf("%v: %d entries, fewer than the %d read before", part, len(got), len(entries))
+			continue
+		}
+		for i, e := range entries {
+			if got[i] != e {
+				t.Errorf("%v: entry %d was %+v, now %+v", part, i, e, got[i])
+				break
+			}
+		}
+	}
 }
 
 // withFlags runs fn with flags added to every broker started meanwhile.
@@ -173,7 +225,8 @@ func (c *testCluster) checkUnuploaded(topic string, parts []int32, acked []acked
 // checkSticky: once node's session ended, its partitions stay placed on
 // it, described as waiting for it, and no broker acquires them for two
 // placement periods and more (the controller's and every broker's passes
-// run in that time).
+// run in that time); its coordinator shards, which no WAL holds, move to
+// the live brokers.
 func (c *testCluster) checkSticky(topic string, node int32, parts []int32) {
 	c.t.Helper()
 	c.waitGone(node)
@@ -194,6 +247,18 @@ func (c *testCluster) checkSticky(topic string, node int32, parts []int32) {
 			}
 		}
 	}
+	c.waitFor(30*time.Second, "every coordinator shard owned by a live broker", func(ctx context.Context) (bool, string) {
+		shards, err := c.shardOwners(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for s := range int32(groupcoord.Shards) {
+			if o, ok := shards[s]; !ok || o == node {
+				return false, fmt.Sprintf("shard %d owned by %d (%v)", s, o, ok)
+			}
+		}
+		return true, ""
+	})
 	for _, p := range c.describe().Partitions {
 		if p.Topic != topic || !slices.Contains(parts, p.Partition) {
 			continue

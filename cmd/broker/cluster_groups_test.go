@@ -24,7 +24,8 @@ import (
 // own key; the members go on with it: every acknowledged record is read,
 // a partition is read again only from its committed offset on, never from
 // below an offset the old coordinator acknowledged as committed, and the
-// static member keeps its assignment and member id.
+// members keep their ids and generation (the new coordinator loaded the
+// group from etcd: no rebalance), the static member its assignment.
 func TestClusterGroupFailover(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
 	const topic, partitions, group = "failover", 6, "failover-group"
@@ -43,6 +44,7 @@ func TestClusterGroupFailover(t *testing.T) {
 	})
 	staticParts := log.assignment("static")
 	staticID, gen := static.cl.GroupMetadata()
+	dynID, _ := dyn.cl.GroupMetadata()
 
 	acked = append(acked, produceAckedTo(t, c.addrs(), topic, "b", 600, partitions)...)
 	t.Logf("group %s (shard %d) coordinated by node %d: killed", group, groupcoord.ShardOf(group), coord)
@@ -59,14 +61,29 @@ func TestClusterGroupFailover(t *testing.T) {
 	if got := log.assignment("static"); !slices.Equal(got, staticParts) {
 		t.Errorf("static member's assignment went from %v to %v", staticParts, got)
 	}
-	if id, newGen := static.cl.GroupMetadata(); id != staticID {
-		t.Errorf("static member's id went from %s to %s", staticID, id)
-	} else if newGen != gen {
-		t.Logf("generation went from %d to %d", gen, newGen)
+	// The new coordinator loaded the group as it was: the members keep
+	// their ids, and their generation unless a member's own heartbeats
+	// failed for long enough that its client rejoined (it then reports
+	// its partitions lost): a rejoining leader rebalances, as in Kafka.
+	for _, m := range []struct {
+		name string
+		cl   *kgo.Client
+		id   string
+	}{{"static", static.cl, staticID}, {"dynamic", dyn.cl, dynID}} {
+		id, newGen := m.cl.GroupMetadata()
+		if id != m.id {
+			t.Errorf("%s member's id went from %s to %s", m.name, m.id, id)
+		}
+		if lost := log.lostCount(); newGen != gen && lost == 0 {
+			t.Errorf("%s member's generation went from %d to %d, and no member's client rejoined", m.name, gen, newGen)
+		} else if newGen != gen {
+			t.Logf("%s member's generation went from %d to %d after a client rejoined (%d partitions lost)", m.name, gen, newGen, lost)
+		}
 	}
 	dyn.stop()
 	static.stop()
 	log.check(t)
+
 }
 
 // waitCoordinator waits until the owner of group's coordinator shard (its
@@ -140,6 +157,13 @@ type groupLog struct {
 	assigned  map[string][]int32 // by member
 	rewinds   []string           // a partition read again from below its commit
 	rereads   int
+	lost      int // partitions a member's client gave up (OnPartitionsLost)
+}
+
+func (l *groupLog) lostCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
 }
 
 func (l *groupLog) onRead(r *kgo.Record) {
@@ -173,6 +197,15 @@ func (l *groupLog) onCommitted(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetC
 			}
 		}
 	}
+}
+
+func (l *groupLog) onLost(member string, parts map[string][]int32) {
+	l.mu.Lock()
+	for _, ps := range parts {
+		l.lost += len(ps)
+	}
+	l.mu.Unlock()
+	l.assign(member, parts, true)
 }
 
 // assign adds (or, gone, removes) partitions of member's assignment.
@@ -263,7 +296,7 @@ func startCommitLoggingMember(t *testing.T, seeds []string, group, topic, name s
 		kgo.FetchMaxWait(200 * time.Millisecond), kgo.SessionTimeout(20 * time.Second), kgo.HeartbeatInterval(500 * time.Millisecond),
 		kgo.OnPartitionsRevoked(revoked),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, parts map[string][]int32) { log.assign(name, parts, false) }),
-		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, parts map[string][]int32) { log.assign(name, parts, true) })}
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, parts map[string][]int32) { log.onLost(name, parts) })}
 	cl := newClusterClient(t, seeds, append(base, opts...)...)
 	m := &commitLoggingMember{cl: cl}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -16,7 +16,7 @@ import (
 	"github.com/sediment-io/sediment/groupcoord"
 )
 
-// TestClusterGroupFailover (issue 18, test 6): a consumer group of two
+// TestClusterGroupFailoverCommits (issue 18, test 6): a consumer group of two
 // franz-go members, one of them static (group.instance.id), reads a topic
 // spread over the three brokers and commits what it read. The broker that
 // coordinates the group (the owner of its shard) is killed with SIGKILL.
@@ -26,7 +26,7 @@ import (
 // below an offset the old coordinator acknowledged as committed, and the
 // members keep their ids and generation (the new coordinator loaded the
 // group from etcd: no rebalance), the static member its assignment.
-func TestClusterGroupFailover(t *testing.T) {
+func TestClusterGroupFailoverCommits(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
 	const topic, partitions, group = "failover", 6, "failover-group"
 	createTopics(t, c.addrs(1)[0], topic, partitions)

@@ -55,7 +55,7 @@ func TestClusterWalSticky(t *testing.T) {
 	c.start(victim)
 	c.waitOwnedBy(topic, parts, victim)
 	checkAcked(t, readFinal(t, c.addrs(), topic), acked, nil)
-	c.waitCommitted(topic, acked) // its WAL replayed and uploaded
+	c.waitUploaded(topic, acked) // its WAL replayed and uploaded
 
 	// Killed for good with acknowledged records in its WAL only.
 	c.withFlags(holdUploads, func() { c.restartSticky(victim) })
@@ -193,9 +193,9 @@ func ackedEnds(acked []ackedRecord) map[int32]int64 {
 	return ends
 }
 
-// waitCommitted waits until every acknowledged record of topic is
+// waitUploaded waits until every acknowledged record of topic is
 // committed to the bucket, as `broker cluster describe` tells.
-func (c *testCluster) waitCommitted(topic string, acked []ackedRecord) {
+func (c *testCluster) waitUploaded(topic string, acked []ackedRecord) {
 	c.t.Helper()
 	ends := ackedEnds(acked)
 	c.waitFor(30*time.Second, topic+" committed", func(context.Context) (bool, string) {

@@ -80,9 +80,11 @@ func (n *Node) computePlacement(ctx context.Context, e *concurrency.Election) er
 			return err
 		}
 	}
+	// A shard waits for no gone broker: its groups and offsets are in etcd
+	// only, never in a WAL, and its groups would stall while it waited.
 	name := func(i int) string { return "shards/" + strconv.Itoa(i) }
 	cur := current[shardsPlacement]
-	if err := n.writePlacement(ctx, e, shardsPlacement, cur, place(name, Shards, owners(cur), live, waited)); err != nil {
+	if err := n.writePlacement(ctx, e, shardsPlacement, cur, place(name, Shards, owners(cur), live, waitsForNone)); err != nil {
 		return err
 	}
 	if err := n.writeTablePlacement(ctx, e, topics, current[tablesPlacement], live); err != nil {
@@ -144,6 +146,8 @@ func (n *Node) liveNodes() []int32 {
 	sort.Slice(live, func(i, j int) bool { return live[i] < live[j] })
 	return live
 }
+
+func waitsForNone(int32) bool { return false }
 
 // waitedFor returns whether a gone broker's partitions wait for it.
 func (n *Node) waitedFor() func(int32) bool {

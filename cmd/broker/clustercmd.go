@@ -138,17 +138,31 @@ func runPartitions(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "broker partitions takeover: %v\n", err)
 		return 1
 	}
+	printLossWindow(stdout, d, m)
+	return 0
+}
+
+// printLossWindow reports what the takeover of m may lose: for a wal-mode
+// broker, each partition placed on it from its committed offset on (what
+// it acknowledged past that is in its WAL only); an object-mode broker
+// acknowledged nothing it had not committed.
+func printLossWindow(w io.Writer, d cluster.Description, m cluster.Member) {
 	moved := 0
 	for _, p := range d.Partitions {
-		if p.Placed == int32(*from) {
-			moved++
-			fmt.Fprintf(stdout, "%s/%d: records broker %d acknowledged at offset %d or later are lost\n",
-				p.Topic, p.Partition, *from, p.CommittedOffset)
+		if p.Placed != m.NodeID {
+			continue
+		}
+		moved++
+		if m.Durability == "wal" {
+			fmt.Fprintf(w, "%s/%d: records broker %d acknowledged at offset %d or later are lost\n",
+				p.Topic, p.Partition, m.NodeID, p.CommittedOffset)
 		}
 	}
-	fmt.Fprintf(stdout, "broker %d (%s:%d, durability %s) taken over: %d partitions move to the live brokers\n",
+	if m.Durability != "wal" {
+		fmt.Fprintf(w, "broker %d ran --durability %s: it acknowledged only what it had committed, nothing is lost\n", m.NodeID, m.Durability)
+	}
+	fmt.Fprintf(w, "broker %d (%s:%d, durability %s) taken over: %d partitions move to the live brokers\n",
 		m.NodeID, m.Host, m.Port, m.Durability, moved)
-	return 0
 }
 
 // openClusterKV connects to the cluster's etcd.

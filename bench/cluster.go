@@ -120,20 +120,12 @@ func (c *clusterTarget) startBrokers(ctx context.Context, l ClusterLaunch) error
 // waitMembers waits until the brokers' Metadata lists every one of them:
 // a round started before would put all its partitions on the first.
 func (c *clusterTarget) waitMembers(ctx context.Context, within time.Duration) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(c.Bootstrap())...))
-	if err != nil {
-		return fmt.Errorf("bench: cluster: %w", err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	deadline := time.Now().Add(within)
 	seen := 0
 	for time.Now().Before(deadline) {
-		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		m, err := adm.BrokerMetadata(mctx)
-		cancel()
+		n, err := c.listedBrokers(ctx)
 		if err == nil {
-			if seen = len(m.Brokers); seen == len(c.brokers) {
+			if seen = n; seen == len(c.brokers) {
 				return nil
 			}
 		}
@@ -145,6 +137,21 @@ func (c *clusterTarget) waitMembers(ctx context.Context, within time.Duration) e
 	}
 	return fmt.Errorf("bench: cluster: Metadata lists %d of the %d brokers after %s (does `broker serve --metadata etcd://...` run as a cluster member?); etcd holds %s",
 		seen, len(c.brokers), within, c.registered(ctx))
+}
+
+// listedBrokers asks the cluster's Metadata how many brokers it lists, with
+// a client of its own each time: a client keeps the brokers an earlier
+// answer gave it, from before every broker had joined.
+func (c *clusterTarget) listedBrokers(ctx context.Context) (int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(c.Bootstrap())...))
+	if err != nil {
+		return 0, fmt.Errorf("bench: cluster: %w", err)
+	}
+	defer cl.Close()
+	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	m, err := kadm.NewClient(cl).BrokerMetadata(mctx)
+	return len(m.Brokers), err
 }
 
 // registered lists the brokers/ keys in etcd, for an error message.

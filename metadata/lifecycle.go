@@ -17,6 +17,10 @@ func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace 
 	if err := checkCovers(old, repl); err != nil {
 		return err
 	}
+	old, err := s.withFolded(ctx, old)
+	if err != nil {
+		return err
+	}
 	delta := map[string]int{}
 	var conds []Cond
 	var ops []Op
@@ -24,7 +28,9 @@ func (s *Store) ReplaceSegments(ctx context.Context, old, repl []Segment, grace 
 		key := indexKey(seg.Topic, seg.Partition, seg.BaseOffset)
 		conds = append(conds, Cond{Key: key, Version: seg.Version})
 		ops = append(ops, Delete(key))
-		delta[seg.Object]--
+	}
+	if err := releaseDelta(delta, old); err != nil {
+		return err
 	}
 	for _, seg := range repl { // a put after a delete of the same key wins
 		ops = append(ops, putJSON(indexKey(seg.Topic, seg.Partition, seg.BaseOffset), seg))
@@ -82,11 +88,15 @@ func checkCovers(old, repl []Segment) error {
 // segment or the partition changed meanwhile; the caller tries again later.
 // A fence that no longer holds fails it with a *NotOwnerError instead.
 func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []Segment, newLogStart int64, grace time.Duration, fence ...Cond) error {
-	// Each segment adds a condition and a delete, its object at most a
-	// condition and two writes; the partition state and the fence the rest.
+	// Each segment adds a condition and a delete, each object it releases
+	// (a manifest entry's folded ones too) at most a condition and two
+	// writes; the partition state and the fence the rest.
+	segs, err := s.withFolded(ctx, segs)
+	if err != nil {
+		return err
+	}
 	if l := kvLimits(s.kv); l.MaxOps > 0 {
-		n := max(1, l.MaxOps/3-1)
-		for len(segs) > n {
+		for n := deleteChunk(segs, max(1, l.MaxOps/3-1)); n < len(segs); n = deleteChunk(segs, max(1, l.MaxOps/3-1)) {
 			if err := s.deleteSegments(ctx, id, p, segs[:n], segs[n-1].EndOffset, grace, fence...); err != nil {
 				return err
 			}
@@ -94,6 +104,17 @@ func (s *Store) DeleteSegments(ctx context.Context, id TopicID, p int32, segs []
 		}
 	}
 	return s.deleteSegments(ctx, id, p, segs, newLogStart, grace, fence...)
+}
+
+// deleteChunk returns how many of the oldest segs one transaction of
+// DeleteSegments removes: as many as weigh at most budget, and at least one.
+func deleteChunk(segs []Segment, budget int) int {
+	n, w := 0, 0
+	for n < len(segs) && (n == 0 || w+ReleaseWeight(segs[n]) <= budget) {
+		w += ReleaseWeight(segs[n])
+		n++
+	}
+	return n
 }
 
 // deleteSegments is one transaction of DeleteSegments.
@@ -109,7 +130,9 @@ func (s *Store) deleteSegments(ctx context.Context, id TopicID, p int32, segs []
 		key := indexKey(id, p, seg.BaseOffset)
 		conds = append(conds, Cond{Key: key, Version: seg.Version})
 		ops = append(ops, Delete(key))
-		delta[seg.Object]--
+	}
+	if err := releaseDelta(delta, segs); err != nil {
+		return err
 	}
 	if newLogStart > st.LogStartOffset {
 		st.LogStartOffset = newLogStart

@@ -12,8 +12,9 @@ const maxCASRetries = 32
 
 // Store is the typed metadata layer over a KV backend.
 type Store struct {
-	kv      KV
-	commits commitCache
+	kv        KV
+	commits   commitCache
+	manifests manifestReader
 }
 
 // NewStore returns the typed layer over kv.

@@ -166,17 +166,19 @@ func (s *Store) releaseIndexChunk(ctx context.Context, id TopicID, grace time.Du
 		if err != nil || len(items) == 0 {
 			return err == nil, err
 		}
+		segs, err := s.releaseChunkSegments(ctx, items)
+		if err != nil {
+			return false, err
+		}
 		delta := map[string]int{}
 		var conds []Cond
 		var ops []Op
-		for _, it := range items {
-			var seg Segment
-			if err := jsonDecode(it, &seg); err != nil {
-				return false, err
-			}
-			delta[seg.Object]--
-			conds = append(conds, Cond{Key: it.Key, Version: it.Version})
-			ops = append(ops, Delete(it.Key))
+		for i := range segs {
+			conds = append(conds, Cond{Key: items[i].Key, Version: items[i].Version})
+			ops = append(ops, Delete(items[i].Key))
+		}
+		if err := releaseDelta(delta, segs); err != nil {
+			return false, err
 		}
 		rc, ro, err := s.refPlan(ctx, delta, grace)
 		if err == nil {
@@ -187,6 +189,30 @@ func (s *Store) releaseIndexChunk(ctx context.Context, id TopicID, grace time.Du
 		}
 	}
 	return false, ErrTooManyRetries
+}
+
+// releaseChunkSegments decodes the oldest of items, manifest entries with
+// their folded entries, as many as release at most releaseChunkLen
+// objects' references (at least one).
+func (s *Store) releaseChunkSegments(ctx context.Context, items []Item) ([]Segment, error) {
+	var segs []Segment
+	w := 0
+	for _, it := range items {
+		var seg Segment
+		if err := jsonDecode(it, &seg); err != nil {
+			return nil, err
+		}
+		folded, err := s.withFolded(ctx, []Segment{seg})
+		if err != nil {
+			return nil, err
+		}
+		seg = folded[0]
+		if w += ReleaseWeight(seg); len(segs) > 0 && w > s.releaseChunkLen() {
+			break
+		}
+		segs = append(segs, seg)
+	}
+	return segs, nil
 }
 
 // minPendingGrace is the least grace ReleaseDeletedTopics gives a create

@@ -99,7 +99,17 @@ type Segment struct {
 	Pos          int64   `json:"pos"`
 	Len          int64   `json:"len"`
 	MaxTimestamp int64   `json:"max_timestamp"`
-	Version      int64   `json:"-"` // KV version this was read at
+	// Manifest marks an entry that folds a run of older entries: Object is
+	// then a manifest object in the bucket listing them (see fold.go),
+	// Len their total length, MaxTimestamp their greatest, and Pos 0.
+	// Entries is, for a manifest entry, how many entries it folds.
+	Manifest bool  `json:"manifest,omitempty"`
+	Entries  int   `json:"entries,omitempty"`
+	Version  int64 `json:"-"` // KV version this was read at
+	// Folded is, for a manifest entry that a caller removes or replaces,
+	// the entries its manifest lists: their objects' references go with
+	// it. Never stored.
+	Folded []Segment `json:"-"`
 }
 
 func topicKey(name string) string { return "topics/" + name }

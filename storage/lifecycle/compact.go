@@ -15,6 +15,7 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/dataobject"
+	"github.com/sediment-io/sediment/storage/manifest"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/record"
 )
@@ -54,6 +55,9 @@ type Compactor struct {
 	GCGrace time.Duration
 	// Page is how many index entries one visit reads (default 256).
 	Page int
+	// Expand returns the entries a manifest entry (see fold.go) lists: a
+	// run holding one reads its data from them.
+	Expand func(ctx context.Context, entry metadata.Segment) ([]metadata.Segment, error)
 	// Got is called with the result of every GET; Segments and Bytes
 	// count what runs rewrote.
 	Got             func(err error)
@@ -74,7 +78,8 @@ type Compactor struct {
 }
 
 // unit is one object's contiguous share of a partition's log: the segment
-// an upload object holds, or every chunk of a compacted object.
+// an upload object holds, every chunk of a compacted object, or a manifest
+// entry (its object is the manifest).
 type unit struct {
 	segs []metadata.Segment
 	size int64
@@ -104,12 +109,13 @@ func groupUnits(segs []metadata.Segment, logStart int64) []unit {
 }
 
 // objectTime reads the creation time written into an object key (upload
-// "data/<ms>-…" and compacted "seg/…/<base>-<ms>-…" keys); the zero time
+// "data/<ms>-…", compacted "seg/…/<base>-<ms>-…" and manifest
+// "manifest/…/<base>-<ms>-…" keys); the zero time
 // when there is none, which counts as old.
 func objectTime(key string) time.Time {
 	name := key[strings.LastIndexByte(key, '/')+1:]
 	fields := strings.Split(name, "-")
-	if strings.HasPrefix(key, CompactedPrefix) && len(fields) > 1 {
+	if (strings.HasPrefix(key, CompactedPrefix) || strings.HasPrefix(key, manifest.Prefix)) && len(fields) > 1 {
 		fields = fields[1:]
 	}
 	ms, err := strconv.ParseInt(fields[0], 10, 64)
@@ -128,8 +134,12 @@ func (c *Compactor) compactRun(ctx context.Context, p Partition, run []unit) (in
 		old = append(old, u.segs...)
 		size += u.size
 	}
+	old, reads, err := c.withFolded(ctx, old)
+	if err != nil {
+		return 0, err
+	}
 	obj := make([]byte, 0, size+dataobject.TrailerLen+dataobject.EntryLen*(size/c.ChunkBytes+2))
-	for _, s := range old {
+	for _, s := range reads {
 		data, err := c.Store.GetRange(ctx, s.Object, s.Pos, s.Len)
 		c.Got(err)
 		if err != nil {
@@ -158,6 +168,26 @@ func (c *Compactor) compactRun(ctx context.Context, p Partition, run []unit) (in
 	c.Logger.Debug("compacted segments", "topic", p.Topic, "partition", p.Index,
 		"segments", len(old), "bytes", size, "object", key)
 	return int64(len(obj)), nil
+}
+
+// withFolded returns old with each manifest entry's Folded list filled
+// in, and the entries whose data the run reads, in offset order.
+func (c *Compactor) withFolded(ctx context.Context, old []metadata.Segment) (withFolded, data []metadata.Segment, err error) {
+	withFolded = make([]metadata.Segment, len(old))
+	for i, s := range old {
+		withFolded[i] = s
+		if !s.Manifest {
+			data = append(data, s)
+			continue
+		}
+		folded, err := c.Expand(ctx, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		withFolded[i].Folded = folded
+		data = append(data, folded...)
+	}
+	return withFolded, data, nil
 }
 
 // chunkEntries walks the concatenated batches, checks they cover exactly

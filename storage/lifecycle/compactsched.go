@@ -113,11 +113,34 @@ func (c *Compactor) compactNext(ctx context.Context, p Partition) (int64, bool, 
 	if moved {
 		c.from[key] = plan.settled
 	}
-	if plan.run == nil {
+	run := trimRun(plan.run, page)
+	if run == nil {
 		return 0, moved, nil
 	}
-	n, err := c.compactRun(ctx, p, plan.run)
+	n, err := c.compactRun(ctx, p, run)
 	return n, true, err
+}
+
+// trimRun cuts run to the units whose swap releases at most page objects'
+// references (metadata.ReleaseWeight: a manifest entry releases one per
+// entry it folds), so that it fits one transaction as a page of plain
+// entries does; the rest waits for the next visit. A run cut to one upload
+// unit is not worth rewriting (nil); one manifest entry still is.
+func trimRun(run []unit, page int) []unit {
+	w := 0
+	for i, u := range run {
+		for _, s := range u.segs {
+			w += metadata.ReleaseWeight(s)
+		}
+		if i > 0 && w > page {
+			run = run[:i]
+			break
+		}
+	}
+	if len(run) == 1 && !run[0].segs[0].Manifest {
+		return nil
+	}
+	return run
 }
 
 // runPlan is what one visit found in a page of the index: the first run

@@ -69,6 +69,7 @@ func TestObjectTime(t *testing.T) {
 	for key, want := range map[string]int64{
 		"data/0001700000000123-0-abcdef.obj":                                1700000000123,
 		CompactedPrefix + "t/3/00000000000000000042-1700000000456-beef.obj": 1700000000456,
+		"manifest/t/3/00000000000000000042-1700000000789-beef.mf":           1700000000789,
 		"data/garbage.obj": 0,
 	} {
 		got := objectTime(key)

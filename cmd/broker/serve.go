@@ -153,7 +153,7 @@ func (b *broker) openStorage(ctx context.Context, cfg *serveConfig, logger *slog
 		WALMaxBytes: cfg.WALMaxBytes, CompactTargetBytes: cfg.CompactTarget, MaintainInterval: cfg.MaintainEvery,
 		GCGrace: cfg.GCGrace, OrphanGrace: cfg.OrphanGrace, CompactBytesPerSec: cfg.CompactRate,
 		NodeID: int32(cfg.NodeID), Logger: logger, Metrics: partition.NewMetrics(reg),
-		AfterPut: crashAfterPuts(), WALRepair: cfg.WALRepair,
+		AfterPut: crashAfterPuts(), WALRepair: cfg.WALRepair, IndexFoldKeys: cfg.IndexFoldKeys,
 	})
 	if wal.IsCorruption(err) {
 		return fmt.Errorf("%w; to start anyway, dropping the WAL from that point on (acknowledged records after it are lost and logged), restart with --wal-repair", err)

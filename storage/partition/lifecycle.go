@@ -5,14 +5,24 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/lifecycle"
+	"github.com/sediment-io/sediment/storage/manifest"
 )
 
-// newLifecycle makes the compactor and the retainer (storage/lifecycle)
-// that the maintainer runs over the log's partitions.
+// newLifecycle makes the compactor, the retainer and the index folder
+// (storage/lifecycle) that the maintainer runs over the log's partitions,
+// and the manifest cache through which they and the readers see folded
+// index entries. The metadata store reads manifests through it too, to
+// release what a removed manifest entry held.
 func (l *Log) newLifecycle() {
 	o := l.opts
+	l.manifests = &manifest.Cache{Get: func(ctx context.Context, key string) ([]byte, error) {
+		b, err := l.store.Get(ctx, key)
+		l.m.objectOps.WithLabelValues("get", resultLabel(err)).Inc()
+		return b, err
+	}}
+	l.meta.SetManifestReader(l.manifests.Expand)
 	l.compaction = &lifecycle.Compactor{
-		Store: l.store, Meta: l.meta, Put: l.up.put,
+		Store: l.store, Meta: l.meta, Put: l.up.put, Expand: l.manifests.Expand,
 		TargetBytes: o.CompactTargetBytes, ChunkBytes: o.CompactChunkBytes, MinAge: o.CompactMinAge,
 		BytesPerSec: o.CompactBytesPerSec, Interval: o.MaintainInterval,
 		GCGrace: o.GCGrace, Page: l.compactPage(),
@@ -26,6 +36,25 @@ func (l *Log) newLifecycle() {
 		Meta: l.meta, GCGrace: o.GCGrace, Page: o.tune.retentionPage,
 		Deleted: l.m.retainedSegments, Logger: l.log,
 	}
+	l.fold = &lifecycle.Folder{
+		Meta: l.meta, Put: l.up.put, Keys: o.IndexFoldKeys, MaxRun: l.foldRun(),
+		Folds: l.m.indexFolds, FoldedKeys: l.m.indexFoldedKeys, ManifestBytes: l.m.manifestBytes,
+		Logger: l.log,
+	}
+}
+
+// foldRun bounds the entries one manifest folds. Removing a manifest
+// entry (retention, compaction) releases one reference per entry it
+// folds, so on a metadata backend that limits a transaction (etcd) it
+// stays within a compaction page (compactPage); otherwise 256.
+func (l *Log) foldRun() int {
+	if n := l.opts.tune.foldRun; n > 0 {
+		return n
+	}
+	if lim := l.meta.TxnLimits(); lim.MaxOps > 0 {
+		return max(2, lim.MaxOps/4-2)
+	}
+	return 256
 }
 
 // compactPage bounds the index entries one compaction visit reads, and so
@@ -86,6 +115,11 @@ func (p *Partition) maintainedFence() ([]metadata.Cond, bool) {
 // applyRetention runs one retention pass over every partition.
 func (l *Log) applyRetention(ctx context.Context) error {
 	return l.retention.Pass(ctx, l.lifecycleParts())
+}
+
+// foldIndex runs one pass of the index fold.
+func (l *Log) foldIndex(ctx context.Context) error {
+	return l.fold.Pass(ctx, l.lifecycleParts())
 }
 
 // compact runs one compaction pass.

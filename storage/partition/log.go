@@ -13,6 +13,7 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/internal/lockrank"
 	"github.com/sediment-io/sediment/storage/lifecycle"
+	"github.com/sediment-io/sediment/storage/manifest"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/readcache"
 	"github.com/sediment-io/sediment/storage/wal"
@@ -118,6 +119,10 @@ type Options struct {
 	// CompactBytesPerSec bounds how fast compaction writes, on average
 	// (default 8 MiB/s); see storage/lifecycle.
 	CompactBytesPerSec int64
+	// IndexFoldKeys is how many upload entries a partition's index may
+	// hold unfolded before the oldest run of them moves into a manifest
+	// object (default 64; see storage/lifecycle's Folder).
+	IndexFoldKeys int
 	// GCGrace is how long an object no segment references any more stays
 	// readable before it is deleted (default 1 minute); OrphanGrace is how
 	// old an object metadata never heard of must be before it is deleted
@@ -159,6 +164,7 @@ type tuning struct {
 	streamChunkBytes int // readcache.Options.ChunkBytes
 	compactPage      int // lifecycle.Compactor.Page
 	retentionPage    int // lifecycle.Retainer.Page
+	foldRun          int // lifecycle.Folder.MaxRun
 }
 
 func (o *Options) setDefaults() {
@@ -212,6 +218,8 @@ type Log struct {
 
 	compaction *lifecycle.Compactor // keeps its cursors between passes
 	retention  *lifecycle.Retainer
+	fold       *lifecycle.Folder // keeps its cursors between passes
+	manifests  *manifest.Cache   // decoded manifests of folded index entries
 
 	// appendGate is held shared by an append from its WAL append until its
 	// partition is marked dirty, and exclusively by the uploader to take a

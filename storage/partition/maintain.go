@@ -11,6 +11,9 @@ import (
 // per 30 s pass).
 const DefaultCompactBytesPerSec = 8 << 20
 
+// DefaultIndexFoldKeys is the default of Options.IndexFoldKeys.
+const DefaultIndexFoldKeys = 64
+
 func (o *Options) setLifecycleDefaults() {
 	if o.WALMaxBytes <= 0 {
 		o.WALMaxBytes = 1 << 30
@@ -27,6 +30,9 @@ func (o *Options) setLifecycleDefaults() {
 	if o.CompactChunkBytes <= 0 {
 		o.CompactChunkBytes = 4 << 20
 	}
+	if o.IndexFoldKeys <= 0 {
+		o.IndexFoldKeys = DefaultIndexFoldKeys
+	}
 	if o.CompactBytesPerSec <= 0 {
 		o.CompactBytesPerSec = DefaultCompactBytesPerSec
 	}
@@ -39,7 +45,7 @@ func (o *Options) setLifecycleDefaults() {
 }
 
 // maintain runs the log's upkeep every MaintainInterval until ctx ends:
-// retention, compaction, deleting garbage objects, and sweeping orphans
+// retention, compaction, the index fold, deleting garbage objects, and sweeping orphans
 // every OrphanGrace/4, or on every pass while a sweep that stopped at its
 // bound has listing left. Each step is bounded; what it leaves, the next
 // pass takes.
@@ -75,6 +81,7 @@ func (l *Log) MaintainOnce(ctx context.Context, sweep bool) {
 	steps := []step{
 		{"retention", l.applyRetention},
 		{"compaction", l.compact},
+		{"index fold", l.foldIndex},
 		{"producer state", l.expireProducers},
 	}
 	if l.sweeps() {

@@ -19,6 +19,9 @@ type Metrics struct {
 	orphansDeleted    prometheus.Counter
 	partitionResets   prometheus.Counter
 	droppedBatches    prometheus.Counter
+	indexFolds        prometheus.Counter
+	indexFoldedKeys   prometheus.Counter
+	manifestBytes     prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not
@@ -60,11 +63,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		droppedBatches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sediment_partition_dropped_batches_total",
 			Help: "Batches never acknowledged that a partition's lost ownership dropped (--durability object)."}),
+		indexFolds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_index_folds_total", Help: "Runs of index entries folded into a manifest object."}),
+		indexFoldedKeys: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_index_folded_keys_total", Help: "Index keys replaced by manifest entries."}),
+		manifestBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sediment_index_manifest_bytes_total", Help: "Bytes of manifest objects written by index folds."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.appendedBytes, m.uploadedBytes, m.uploadSeconds, m.fsyncSeconds,
 			m.objectOps, m.fetchSource, m.blockCache, m.compactedSegments, m.compactedBytes,
-			m.retainedSegments, m.garbageDeleted, m.orphansDeleted, m.partitionResets, m.droppedBatches)
+			m.retainedSegments, m.garbageDeleted, m.orphansDeleted, m.partitionResets, m.droppedBatches,
+			m.indexFolds, m.indexFoldedKeys, m.manifestBytes)
 	}
 	return m
 }

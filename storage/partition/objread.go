@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/storage/manifest"
 	"github.com/sediment-io/sediment/storage/readcache"
 )
 
@@ -16,7 +17,7 @@ import (
 // next segment readied in the background.
 func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan readPlan, maxBytes int, first bool) (FetchResult, error) {
 	res := plan.res
-	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)
+	seg, ok, err := l.floorSegment(ctx, p, offset)
 	if err != nil {
 		return res, fmt.Errorf("%w: index lookup: %v", ErrStorage, err)
 	}
@@ -44,6 +45,24 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	return res, nil
 }
 
+// floorSegment returns the segment with the greatest base offset <=
+// offset, looking inside a folded index entry's manifest (a cached,
+// immutable list) when the index's floor is one: readers never see a
+// manifest entry, only the segments it lists, whose objects stay
+// referenced as long as it does.
+func (l *Log) floorSegment(ctx context.Context, p *Partition, offset int64) (metadata.Segment, bool, error) {
+	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)
+	if err != nil || !ok || !seg.Manifest || seg.EndOffset <= offset {
+		return seg, ok, err
+	}
+	folded, err := l.manifests.Expand(ctx, seg)
+	if err != nil {
+		return metadata.Segment{}, false, err
+	}
+	inner, ok := manifest.Floor(folded, offset)
+	return inner, ok, nil
+}
+
 // region is where seg's batches lie, for the read cache.
 func region(seg metadata.Segment) readcache.Region {
 	return readcache.Region{Object: seg.Object, Pos: seg.Pos, Len: seg.Len,
@@ -61,7 +80,7 @@ func (l *Log) Prefetch(ctx context.Context, p *Partition, offset int64) {
 	if !p.readsObjects(offset) {
 		return
 	}
-	seg, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, offset)
+	seg, ok, err := l.floorSegment(ctx, p, offset)
 	if err != nil || !ok || seg.EndOffset <= offset {
 		return
 	}
@@ -74,7 +93,7 @@ func (l *Log) Prefetch(ctx context.Context, p *Partition, offset int64) {
 // object's stream is warmed if it is a compacted one; within the same
 // object the reader's stream goes on.
 func (l *Log) warmNext(ctx context.Context, p *Partition, r readcache.Region, next int64) {
-	ns, ok, err := l.meta.FloorSegment(ctx, p.topic.ID, p.index, next)
+	ns, ok, err := l.floorSegment(ctx, p, next)
 	if err != nil || !ok || ns.BaseOffset != next || ns.Object == r.Object {
 		return
 	}

@@ -44,8 +44,9 @@ type batchSpan struct {
 	maxTS     int64
 }
 
-// spans lists, in offset order, the object segments then the in-memory
-// batches of p between logStart and hw.
+// spans lists, in offset order, the object segments (those a manifest
+// entry folds one by one) then the in-memory batches of p between
+// logStart and hw.
 func (l *Log) spans(ctx context.Context, p *Partition, logStart, hw int64) ([]batchSpan, error) {
 	segs, err := l.meta.Segments(ctx, p.topic.ID, p.index, 0, 0)
 	if err != nil {
@@ -53,8 +54,21 @@ func (l *Log) spans(ctx context.Context, p *Partition, logStart, hw int64) ([]ba
 	}
 	var out []batchSpan
 	for _, s := range segs {
-		if s.EndOffset > logStart {
+		if s.EndOffset <= logStart {
+			continue
+		}
+		if !s.Manifest {
 			out = append(out, batchSpan{s.BaseOffset, s.EndOffset, s.MaxTimestamp})
+			continue
+		}
+		folded, err := l.manifests.Expand(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: index scan: %v", ErrStorage, err)
+		}
+		for _, f := range folded {
+			if f.EndOffset > logStart {
+				out = append(out, batchSpan{f.BaseOffset, f.EndOffset, f.MaxTimestamp})
+			}
 		}
 	}
 	p.mu.Lock()

@@ -5,14 +5,16 @@ import (
 
 	"github.com/sediment-io/sediment/storage/gc"
 	"github.com/sediment-io/sediment/storage/lifecycle"
+	"github.com/sediment-io/sediment/storage/manifest"
 )
 
-// Object key prefixes of the log's objects: upload objects (the uploader's)
-// and compacted segment objects (storage/lifecycle's compaction). The
-// orphan sweep looks only under them.
+// Object key prefixes of the log's objects: upload objects (the uploader's),
+// manifests (storage/lifecycle's index fold) and compacted segment objects
+// (its compaction). The orphan sweep looks only under them.
 const (
-	uploadPrefix  = "data/"
-	compactPrefix = lifecycle.CompactedPrefix
+	uploadPrefix   = "data/"
+	manifestPrefix = manifest.Prefix
+	compactPrefix  = lifecycle.CompactedPrefix
 )
 
 // orphanSweepKeys bounds the keys one sweep pass examines (gc.Collector's
@@ -28,7 +30,7 @@ var orphanPage = 1000
 func (l *Log) collector() *gc.Collector {
 	return &gc.Collector{
 		Store: l.store, Meta: l.meta,
-		Prefixes:  []string{uploadPrefix, compactPrefix},
+		Prefixes:  []string{uploadPrefix, manifestPrefix, compactPrefix}, // in key order
 		Grace:     l.opts.OrphanGrace,
 		SweepKeys: orphanSweepKeys, Page: orphanPage,
 		InFlight: l.up.inFlight,

@@ -218,10 +218,26 @@ func collectUntil(t *testing.T, e *logEnv, l *Log) {
 // references: the manifest's data objects and the manifest itself go, no
 // record leaks, nothing referenced is deleted, and reads stay identical.
 func TestIndexFoldThenRetentionAndCompaction(t *testing.T) {
+	t.Run("bbolt", func(t *testing.T) {
+		e, l := lifecycleEnv(t, foldOptions)
+		foldThenRetentionAndCompaction(t, e, l)
+	})
+	t.Run("etcd", func(t *testing.T) {
+		e := newLogEnv(t, func(o *Options) {
+			foldOptions(o)
+			o.tune.foldRun = 0 // manifests as large as etcd's limits allow
+		})
+		endpoint, _ := etcdtest.Start(t)
+		l, meta, _ := openEtcdLog(t, e, endpoint)
+		e.meta = meta
+		foldThenRetentionAndCompaction(t, e, l)
+	})
+}
+
+func foldThenRetentionAndCompaction(t *testing.T, e *logEnv, l *Log) {
 	ctx := context.Background()
-	e, l := lifecycleEnv(t, foldOptions)
 	p := createTopic(t, l, "t", 1, map[string]string{"retention.ms": "-1"}).Partition(0)
-	want := uploadsWithFolds(t, l, e.meta, p, 30)
+	want := uploadsWithFolds(t, l, e.meta, p, 80)
 	segs, _ := e.meta.Segments(ctx, p.topic.ID, p.index, 0, 0)
 	if !segs[0].Manifest || !segs[1].Manifest {
 		t.Fatalf("the oldest entries are not folded: %+v", segs[:2])
@@ -451,5 +467,46 @@ func TestIndexFoldKeepsObjectsOfEarlierLookups(t *testing.T) {
 	}
 	if data, err := e.store.GetRange(ctx, seg.Object, seg.Pos, seg.Len); err != nil || int64(len(data)) != seg.Len {
 		t.Fatalf("the object of an earlier lookup: %d bytes, %v", len(data), err)
+	}
+}
+
+// On a real etcd with its default limits, a fold takes as many entries as
+// the removal of its manifest entry can release in one transaction, and
+// retention then releases a full manifest: every object goes.
+func TestIndexFoldWithinEtcdLimits(t *testing.T) {
+	ctx := context.Background()
+	e := newLogEnv(t, func(o *Options) {
+		foldOptions(o)
+		o.tune.foldRun = 0 // derived from etcd's limits
+	})
+	endpoint, _ := etcdtest.Start(t)
+	l, meta, _ := openEtcdLog(t, e, endpoint)
+	e.meta = meta
+	maxRun := l.foldRun()
+	if maxRun != 30 {
+		t.Fatalf("a manifest folds at most %d entries on etcd's 128 operations, want 30", maxRun)
+	}
+	p := createTopic(t, l, "t", 1, map[string]string{"retention.ms": "-1"}).Partition(0)
+	for i := range maxRun + 15 {
+		produce(t, l, p, testBatch{values: [][]byte{[]byte(fmt.Sprintf("v%d", i))}, firstTS: foldTS(i)})
+		uploadAll(t, l)
+	}
+	l.MaintainOnce(ctx, false)
+	segs, _ := meta.Segments(ctx, p.topic.ID, p.index, 0, 0)
+	if !segs[0].Manifest || segs[0].Entries != maxRun {
+		t.Fatalf("first index entry %+v, want a manifest of %d entries", segs[0], maxRun)
+	}
+	checkReferences(t, e, l)
+	if _, err := l.DeleteRecords(ctx, p, -1); err != nil {
+		t.Fatal(err)
+	}
+	collectUntil(t, e, l)
+	if segs, _ := meta.Segments(ctx, p.topic.ID, p.index, 0, 0); len(segs) != 0 {
+		t.Fatalf("%d index entries left after DeleteRecords to the end", len(segs))
+	}
+	for _, prefix := range []string{uploadPrefix, manifestPrefix} {
+		if keys := storeKeys(t, e.store, prefix); len(keys) != 0 {
+			t.Fatalf("objects left under %s: %v", prefix, keys)
+		}
 	}
 }

@@ -24,8 +24,8 @@ import (
 // short) starts the next one in debt, and an idle pass banks nothing, so
 // over time compaction writes at most BytesPerSec.
 
-// defaultCompactPage is the default of Compactor.Page.
-const defaultCompactPage = 256
+// DefaultCompactPage is the default of Compactor.Page.
+const DefaultCompactPage = 256
 
 // partRef names a partition across passes (its *Partition may be replaced
 // when its topic is recreated).
@@ -102,7 +102,7 @@ func (c *Compactor) compactNext(ctx context.Context, p Partition) (int64, bool, 
 	from := c.from[key]
 	page := c.Page
 	if page <= 0 {
-		page = defaultCompactPage
+		page = DefaultCompactPage
 	}
 	segs, err := c.Meta.Segments(ctx, p.TopicID, p.Index, from, page)
 	if err != nil {
@@ -124,8 +124,9 @@ func (c *Compactor) compactNext(ctx context.Context, p Partition) (int64, bool, 
 // trimRun cuts run to the units whose swap releases at most page objects'
 // references (metadata.ReleaseWeight: a manifest entry releases one per
 // entry it folds), so that it fits one transaction as a page of plain
-// entries does; the rest waits for the next visit. A run cut to one upload
-// unit is not worth rewriting (nil); one manifest entry still is.
+// entries does; the rest waits for the next visit. A run cut to one unit
+// that is not a manifest entry is not worth rewriting: the run after it
+// is tried instead (nil: none).
 func trimRun(run []unit, page int) []unit {
 	w := 0
 	for i, u := range run {
@@ -133,8 +134,10 @@ func trimRun(run []unit, page int) []unit {
 			w += metadata.ReleaseWeight(s)
 		}
 		if i > 0 && w > page {
-			run = run[:i]
-			break
+			if i == 1 && !run[0].segs[0].Manifest {
+				return trimRun(run[1:], page)
+			}
+			return run[:i]
 		}
 	}
 	if len(run) == 1 && !run[0].segs[0].Manifest {

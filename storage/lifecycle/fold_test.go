@@ -77,7 +77,8 @@ func TestTrimRun(t *testing.T) {
 		{"plain units fit", []unit{u(0), u(0), u(0)}, 32, 3},
 		{"manifests cut the run", []unit{u(20), u(20), u(0)}, 32, 1},
 		{"one manifest alone is still worth it", []unit{u(40), u(0)}, 32, 1},
-		{"a lone upload unit is not", []unit{u(0), u(40)}, 32, 0},
+		{"a lone upload unit is not", []unit{u(0)}, 32, 0},
+		{"the manifest after a lone upload unit is", []unit{u(0), u(40)}, 32, 1},
 	} {
 		if got := len(trimRun(tc.run, tc.page)); got != tc.want {
 			t.Errorf("%s: %d units, want %d", tc.name, got, tc.want)

@@ -45,16 +45,17 @@ func (l *Log) newLifecycle() {
 
 // foldRun bounds the entries one manifest folds. Removing a manifest
 // entry (retention, compaction) releases one reference per entry it
-// folds, so on a metadata backend that limits a transaction (etcd) it
-// stays within a compaction page (compactPage); otherwise 256.
+// folds, so it stays within a compaction page (compactPage; on etcd a
+// quarter of its operations), with room for a unit beside it.
 func (l *Log) foldRun() int {
 	if n := l.opts.tune.foldRun; n > 0 {
 		return n
 	}
-	if lim := l.meta.TxnLimits(); lim.MaxOps > 0 {
-		return max(2, lim.MaxOps/4-2)
+	page := l.compactPage()
+	if page <= 0 {
+		page = lifecycle.DefaultCompactPage
 	}
-	return 256
+	return max(2, page-2)
 }
 
 // compactPage bounds the index entries one compaction visit reads, and so

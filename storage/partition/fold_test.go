@@ -510,3 +510,46 @@ func TestIndexFoldWithinEtcdLimits(t *testing.T) {
 		}
 	}
 }
+
+// In a cluster the owner folds under its fence, and a broker that does
+// not own the partition reads it as a replica (KIP-392) through the
+// manifests, byte for byte.
+func TestIndexFoldReplicaReads(t *testing.T) {
+	c := newCluster(t)
+	opts := func(o *Options) {
+		foldOptions(o)
+		o.Durability = DurabilityObject
+	}
+	eA, ownA := c.broker(1, opts)
+	eB, _ := c.broker(2, opts)
+	a := eA.open()
+	pa := createTopic(t, a, "t", 1, map[string]string{"retention.ms": "-1"}).Partition(0)
+	acquire(t, a, ownA, pa)
+	b := eB.open()
+	tb, ok := b.Topic("t")
+	if !ok {
+		t.Fatal("B does not know the topic")
+	}
+	want := map[int64]string{}
+	for i := range 20 {
+		v := fmt.Sprintf("v%02d", i)
+		acked := waitAsync(a, appendOK(t, a, pa, idem(int32(i), v)))
+		uploadOwned(t, a)
+		if err := <-acked; err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		want[int64(i)] = v
+	}
+	a.MaintainOnce(context.Background(), false)
+	if plain, folded := indexKeys(t, eA.meta, pa); plain > 8 || folded == 0 {
+		t.Fatalf("the owner's index: %d plain, %d manifest entries", plain, folded)
+	}
+	for from := range int64(20) {
+		got, _ := readReplicaAll(t, b, tb.Partition(0), from)
+		for off := from; off < 20; off++ {
+			if got[off] != want[off] {
+				t.Fatalf("replica read from %d: offset %d = %q, want %q", from, off, got[off], want[off])
+			}
+		}
+	}
+}

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 	"github.com/sediment-io/sediment/storage/objectstore"
@@ -54,6 +57,15 @@ func uploadsWithFolds(t *testing.T, l *Log, meta *metadata.Store, p *Partition, 
 		}
 	}
 	return want
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
 
 // indexKeys counts p's plain and manifest index entries.
@@ -120,6 +132,12 @@ func TestIndexFoldBoundsKeys(t *testing.T) {
 		e, l := lifecycleEnv(t, foldOptions)
 		p := createTopic(t, l, "t", 1, map[string]string{"retention.ms": "-1"}).Partition(0)
 		want := uploadsWithFolds(t, l, e.meta, p, uploads)
+		_, folded := indexKeys(t, e.meta, p)
+		if n := counterValue(t, l.m.indexFolds); int(n) != folded || counterValue(t, l.m.indexFoldedKeys) < n*2 ||
+			counterValue(t, l.m.manifestBytes) <= 0 {
+			t.Fatalf("metrics: %v folds (want %d), %v keys folded, %v manifest bytes", n, folded,
+				counterValue(t, l.m.indexFoldedKeys), counterValue(t, l.m.manifestBytes))
+		}
 		checkReadsFrom(t, l, p, want)
 		checkOffsetsForTime(t, l, p, uploads)
 		if err := l.Close(); err != nil {

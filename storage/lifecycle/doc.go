@@ -1,9 +1,11 @@
 // Package lifecycle is what happens to a partition's committed segments
 // after the upload: compaction rewrites runs of small segments into
 // per-partition objects (compact.go), scheduled in bounded passes that
-// reach every partition (compactsched.go), and retention deletes the
+// reach every partition (compactsched.go), retention deletes the
 // oldest segments that retention.ms, retention.bytes or the log start
-// offset put out of the log (retention.go).
+// offset put out of the log (retention.go), and the index fold moves old
+// runs of upload entries into manifest objects so that a partition's index
+// keys stay bounded (fold.go).
 //
 // It sees partitions as the live log (storage/partition) hands them over
 // for each pass, a Partition: names, retention configs and the log start

@@ -5,9 +5,10 @@
 // the object store and metadata; it never sees the wire protocol. The record
 // batch format is storage/record's, the format of the objects it writes
 // storage/dataobject's, reading a segment's batches from the object store
-// (block cache, streams, seek hints) storage/readcache's; compaction and
-// retention (storage/lifecycle) and deleting objects nothing references
-// (garbage, orphans; storage/gc) are run by its maintainer.
+// (block cache, streams, seek hints) storage/readcache's; compaction,
+// retention and the index fold (storage/lifecycle) and deleting objects
+// nothing references (garbage, orphans; storage/gc) are run by its
+// maintainer. Folded index entries are read through storage/manifest.
 //
 // The life of a batch:
 //
@@ -59,7 +60,7 @@
 // (nothing of theirs was acknowledged); under --durability wal the batches
 // stay, acknowledged, in memory and in the WAL, and commit at the next
 // Acquire, or are reset if another owner wrote the partition meanwhile.
-// Retention, compaction and the producer fold run only on owned
+// Retention, compaction, the index fold and the producer fold run only on owned
 // partitions, fenced; the bucket-wide steps (deleted topics, garbage,
 // orphans) only where Ownership.Sweeps. A partition not owned is still
 // read for consumers (ReadReplica, KIP-392): from the bucket only, below
@@ -69,12 +70,14 @@
 //
 // Every mutex below has a rank (storage/internal/lockrank); a goroutine
 // takes them in increasing rank only, and `go test -tags lockrank` panics
-// on any other order. Three locks sit outside the ranks, each taken only
+// on any other order. Four locks sit outside the ranks, each taken only
 // with none of the others held: Log.topicsMu (changes of the topic set:
 // create, delete, SyncTopics; held across their metadata I/O),
 // uploader.step (whoever moves the upload pipeline on, and Acquire; it
-// then takes the ranked locks; Drop only tries it) and lifecycle.Compactor's
-// mu (one compaction pass at a time). Outermost first:
+// then takes the ranked locks; Drop only tries it), lifecycle.Compactor's
+// mu (one compaction pass at a time) and lifecycle.Folder's mu (one fold
+// pass at a time). manifest.Cache's mu is a leaf: held for map updates
+// only, never across I/O or another lock. Outermost first:
 //
 //	Log.appendGate       (RW) shared by an append from its WAL append to
 //	                     its partition marked dirty; exclusive for the

@@ -305,9 +305,9 @@ func TestWalSticky(t *testing.T) {
 			}
 		}
 	}
-	m, err := Takeover(ctx, c.kv, 3)
-	if err != nil || m.Durability != "wal" || m.TakenOver {
-		t.Fatalf("takeover: %+v err=%v", m, err)
+	r, err := Takeover(ctx, c.kv, 3)
+	if err != nil || r.Member.Durability != "wal" || r.Member.TakenOver {
+		t.Fatalf("takeover: %+v err=%v", r, err)
 	}
 	waitFor(t, converge, "node 3's partitions move after the takeover", func() bool { return c.converged(n1, n2) })
 }

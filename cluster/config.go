@@ -62,6 +62,10 @@ type Owner interface {
 	// Acquire starts serving a partition as its owner, right after its
 	// own key was written.
 	Acquire(ctx context.Context, id metadata.TopicID, p int32) error
+	// Kept describes the acknowledged batches of a partition not owned
+	// here that the log kept from an earlier ownership (wal durability),
+	// for the acquisition to decide whether they continue the log.
+	Kept(id metadata.TopicID, p int32) metadata.KeptBatches
 	// Release hands a partition over: refuse new appends, commit what
 	// was taken, stop serving it. An error (or ctx ending) leaves it to
 	// Drop.

@@ -288,7 +288,8 @@ func (n *Node) writeOwnKey(s *session, sl slot) (metadata.Cond, error) {
 	if sl.shard {
 		return n.cfg.Meta.AcquireShard(s.ctx, sl.index, node, lease)
 	}
-	fence, _, err := n.cfg.Meta.AcquirePartition(s.ctx, sl.topic, sl.index, node, lease)
+	kept := n.cfg.Partitions.Kept(sl.topic, sl.index)
+	fence, _, err := n.cfg.Meta.AcquirePartitionKeeping(s.ctx, sl.topic, sl.index, node, lease, kept)
 	return fence, err
 }
 

@@ -76,6 +76,7 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 
 func printDescription(w io.Writer, d cluster.Description) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "revision\t%d\n", d.Revision)
 	fmt.Fprintf(tw, "controller\t%d\n\n", d.Controller)
 	fmt.Fprintln(tw, "BROKER\tADDRESS\tRACK\tDURABILITY\tSTARTED")
 	for _, b := range d.Brokers {

@@ -139,6 +139,9 @@ func (l *Log) Acquire(ctx context.Context, id metadata.TopicID, idx int32) error
 	if gap := p.adopt(fresh, epochs, fence); gap != nil {
 		u.resetPartition(p, gap)
 	}
+	if err := l.restartEpochPast(ctx, p, epochs, fresh.committed); err != nil {
+		return err
+	}
 	u.markAgain(p)
 	l.log.Info("partition acquired", "topic", p.topic.Name, "partition", idx,
 		"epoch", epochs.Current().Epoch, "next_offset", fresh.next, "fence_version", fence.Version)
@@ -202,18 +205,36 @@ func (p *Partition) adopt(fresh *Partition, epochs metadata.LeaderEpochs, fence 
 	return nil
 }
 
+// restartEpochPast starts a new epoch at the committed offset when the
+// acquisition started the current one past it while p goes on from there
+// (what it kept was not what the acquisition was told): appends stamped
+// with an epoch that the history starts later would read as diverged.
+func (l *Log) restartEpochPast(ctx context.Context, p *Partition, epochs metadata.LeaderEpochs, committed int64) error {
+	p.mu.Lock()
+	next := p.next
+	p.mu.Unlock()
+	if start := epochs.Current().StartOffset; start <= committed || start <= next {
+		return nil
+	}
+	if _, err := l.BumpLeaderEpoch(ctx, p); err != nil {
+		return fmt.Errorf("partition: acquire %s/%d: restart the epoch at %d: %w", p.topic.Name, p.index, committed, err)
+	}
+	return nil
+}
+
 // Kept describes the batches of a partition this log holds and has not
 // committed, for the own key's writer (metadata.AcquirePartitionKeeping):
-// none unless the partition is not owned now and holds acknowledged WAL
-// batches, recovered at Open or kept by Drop.
+// under wal durability, the acknowledged batches recovered at Open or kept
+// by Drop. Under object durability none is kept: a drop still waiting for
+// the uploader takes them out before Acquire adopts the partition.
 func (l *Log) Kept(id metadata.TopicID, idx int32) metadata.KeptBatches {
 	p, err := l.partitionOf(id, idx)
-	if err != nil {
+	if err != nil || l.opts.Durability != DurabilityWAL {
 		return metadata.KeptBatches{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.owned || p.offline {
+	if p.offline {
 		return metadata.KeptBatches{}
 	}
 	return p.keptLocked()

@@ -140,3 +140,41 @@ func TestTakenOverKeptBatchesDropped(t *testing.T) {
 	uploadAll(t, a)
 	checkOwnedValues(t, a, p, []string{"a0", "b1"})
 }
+
+// TestAcquireRestartsAnEpochStartedPastTheLog: should an acquisition start
+// the epoch at the end of batches the log does not keep after all, the log
+// starts another one where its appends go, so that no batch is stamped
+// with an epoch the history starts later.
+func TestAcquireRestartsAnEpochStartedPastTheLog(t *testing.T) {
+	c := newEtcdCluster(t)
+	eA, ownA := c.broker(1, nil)
+	a := eA.open()
+	p := createTopic(t, a, "t", 1, nil).Partition(0)
+	ctx := context.Background()
+	lease, err := c.shared.(*etcdkv.KV).Client().Grant(ctx, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := metadata.KeptBatches{Start: 0, End: 5, Epochs: []metadata.EpochEntry{{Epoch: 0, StartOffset: 0}}}
+	fence, _, err := metadata.NewStore(c.shared).AcquirePartitionKeeping(ctx, p.topic.ID, 0, 1, int64(lease.ID), told)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownA.mu.Lock()
+	ownA.fences[metadata.PartitionKey{Topic: p.topic.ID, Partition: 0}] = fence
+	ownA.mu.Unlock()
+	if err := a.Acquire(ctx, p.topic.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	cur := p.EpochView().Current()
+	if cur.StartOffset != 0 {
+		t.Fatalf("current epoch %+v, want one starting at the log end 0", cur)
+	}
+	res := produce(t, a, p, idem(0, "a0"))
+	if res.BaseOffset != 0 || p.LeaderEpoch() != cur.Epoch {
+		t.Fatalf("append at %d in epoch %d, want 0 in epoch %d", res.BaseOffset, p.LeaderEpoch(), cur.Epoch)
+	}
+	if h, err := eA.meta.LeaderEpochs(ctx, p.topic.ID, 0); err != nil || h.Current() != cur {
+		t.Fatalf("metadata's epochs %+v (err %v), want current %+v", h, err, cur)
+	}
+}

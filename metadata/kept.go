@@ -25,6 +25,11 @@ import (
 //     like an old leader that truncates to the new leader's log, the
 //     acquirer drops them. A forced takeover makes that so even before any
 //     other broker acquires (TakeOverPartition).
+//
+// The decision is made in the transaction that writes the acquirer's own
+// key, against the partition state and history it is conditioned on, and
+// the kept batches then commit under that fence like any other: no commit
+// can slip in between the decision and the fence.
 
 // KeptBatches describes the batches an acquiring broker holds for a
 // partition, not committed: offsets [Start, End), and the leader epochs

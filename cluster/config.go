@@ -66,6 +66,10 @@ type Owner interface {
 	// here that the log kept from an earlier ownership (wal durability),
 	// for the acquisition to decide whether they continue the log.
 	Kept(id metadata.TopicID, p int32) metadata.KeptBatches
+	// DropSuperseded drops the kept batches of partitions not owned here
+	// that no longer continue their log (another owner committed past
+	// them, or a takeover fenced them), so they hold the WAL no more.
+	DropSuperseded(ctx context.Context) error
 	// Release hands a partition over: refuse new appends, commit what
 	// was taken, stop serving it. An error (or ctx ending) leaves it to
 	// Drop.

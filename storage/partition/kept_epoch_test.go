@@ -178,3 +178,50 @@ func TestAcquireRestartsAnEpochStartedPastTheLog(t *testing.T) {
 		t.Fatalf("metadata's epochs %+v (err %v), want current %+v", h, err, cur)
 	}
 }
+
+// TestDropSupersededKeptBatches (wal durability): kept batches of a
+// partition not owned here stay while they continue its log (their owner
+// may come back for them), and are dropped once a takeover fenced them,
+// before this broker owns the partition again, so that they no longer
+// hold the WAL; should a restart replay them before the WAL let go of
+// their frame, they are still superseded, and never commit.
+func TestDropSupersededKeptBatches(t *testing.T) {
+	c := newEtcdCluster(t)
+	eA, ownA := c.broker(1, nil)
+	a := eA.open()
+	p := createTopic(t, a, "t", 1, nil).Partition(0)
+	acquireKeeping(t, c, a, ownA, p)
+	produce(t, a, p, idem(0, "a0"))
+	uploadAll(t, a)
+	produce(t, a, p, idem(1, "lost1"))
+	loseKey(t, c, a, ownA, p)
+	ctx := context.Background()
+
+	if err := a.DropSuperseded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k := a.Kept(p.topic.ID, 0); k.Start != 1 || k.End != 2 {
+		t.Fatalf("kept batches that still continue the log were dropped: kept %+v, want [1,2)", k)
+	}
+	if _, err := metadata.NewStore(c.shared).TakeOverPartition(ctx, p.topic.ID, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DropSuperseded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k := a.Kept(p.topic.ID, 0); k.End > k.Start {
+		t.Fatalf("kept batches fenced by a takeover stay: %+v", k)
+	}
+	uploadOwned(t, a)
+
+	eA.crash(a, false)
+	a = c.reopen(eA)
+	tp, _ := a.Topic("t")
+	p = tp.Partition(0)
+	acquireKeeping(t, c, a, ownA, p)
+	uploadAll(t, a)
+	if n := committedNext(t, eA.meta, p); n != 1 {
+		t.Fatalf("committed next offset %d, want 1: the superseded batch committed", n)
+	}
+	checkOwnedValues(t, a, p, []string{"a0"})
+}

@@ -222,40 +222,6 @@ func (l *Log) restartEpochPast(ctx context.Context, p *Partition, epochs metadat
 	return nil
 }
 
-// Kept describes the batches of a partition this log holds and has not
-// committed, for the own key's writer (metadata.AcquirePartitionKeeping):
-// under wal durability, the acknowledged batches recovered at Open or kept
-// by Drop. Under object durability none is kept: a drop still waiting for
-// the uploader takes them out before Acquire adopts the partition.
-func (l *Log) Kept(id metadata.TopicID, idx int32) metadata.KeptBatches {
-	p, err := l.partitionOf(id, idx)
-	if err != nil || l.opts.Durability != DurabilityWAL {
-		return metadata.KeptBatches{}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.offline {
-		return metadata.KeptBatches{}
-	}
-	return p.keptLocked()
-}
-
-// keptLocked describes p's batches not yet committed: their range and the
-// leader epoch runs stamped in them.
-func (p *Partition) keptLocked() metadata.KeptBatches {
-	refs := p.refs[p.firstNew:]
-	if len(refs) == 0 {
-		return metadata.KeptBatches{}
-	}
-	k := metadata.KeptBatches{Start: refs[0].base, End: refs[len(refs)-1].end}
-	for _, r := range refs {
-		if n := len(k.Epochs); n == 0 || k.Epochs[n-1].Epoch != r.epoch {
-			k.Epochs = append(k.Epochs, metadata.EpochEntry{Epoch: r.epoch, StartOffset: r.base})
-		}
-	}
-	return k
-}
-
 // Release hands the partition over: it refuses new appends (ErrNotLeader),
 // waits until every batch of the partition already taken is committed (or
 // ctx ends: then an error, and the caller drops instead), then stops

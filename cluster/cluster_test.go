@@ -305,9 +305,16 @@ func TestWalSticky(t *testing.T) {
 			}
 		}
 	}
-	m, err := Takeover(ctx, c.kv, 3)
-	if err != nil || m.Durability != "wal" || m.TakenOver {
-		t.Fatalf("takeover: %+v err=%v", m, err)
+	r, err := Takeover(ctx, c.kv, 3)
+	if err != nil || r.Member.Durability != "wal" || r.Member.TakenOver || len(r.Partitions) != len(waited) {
+		t.Fatalf("takeover: %+v err=%v, want the %d partitions node 3 owned", r, err, len(waited))
+	}
+	for _, p := range r.Partitions {
+		// Fenced at the committed offset: the gone broker's epoch ends there.
+		h, err := c.meta.LeaderEpochs(ctx, p.TopicID, p.Partition)
+		if err != nil || p.OwnedBy != -1 || p.LostFrom != 0 || h.Current().StartOffset != 0 || h.Current().Epoch < 2 {
+			t.Fatalf("takeover of %s/%d: %+v, epochs %+v err=%v; want lost from 0 and a new epoch there", p.Topic, p.Partition, p, h, err)
+		}
 	}
 	waitFor(t, converge, "node 3's partitions move after the takeover", func() bool { return c.converged(n1, n2) })
 }

@@ -62,6 +62,14 @@ type Owner interface {
 	// Acquire starts serving a partition as its owner, right after its
 	// own key was written.
 	Acquire(ctx context.Context, id metadata.TopicID, p int32) error
+	// Kept describes the acknowledged batches of a partition not owned
+	// here that the log kept from an earlier ownership (wal durability),
+	// for the acquisition to decide whether they continue the log.
+	Kept(id metadata.TopicID, p int32) metadata.KeptBatches
+	// DropSuperseded drops the kept batches of partitions not owned here
+	// that no longer continue their log (another owner committed past
+	// them, or a takeover fenced them), so they hold the WAL no more.
+	DropSuperseded(ctx context.Context) error
 	// Release hands a partition over: refuse new appends, commit what
 	// was taken, stop serving it. An error (or ctx ending) leaves it to
 	// Drop.

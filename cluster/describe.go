@@ -13,6 +13,9 @@ import (
 // Description is the cluster as its metadata records it at one moment,
 // for `broker cluster describe`.
 type Description struct {
+	// Revision is the etcd revision every part was read at (0 for a
+	// metadata store without revisions).
+	Revision int64
 	// Brokers are the live brokers (registered on a valid lease).
 	Brokers []LiveBroker
 	// Members are every broker that ever joined, live or gone.
@@ -56,9 +59,34 @@ type ShardPlacement struct {
 	Placed, Owner int32
 }
 
+// describeAttempts bounds the reads of a description whose revision was
+// compacted away while it was read.
+const describeAttempts = 3
+
 // Describe reads the cluster's brokers, controller, placement and owners
-// from kv, the cluster's metadata KV.
+// from kv, the cluster's metadata KV, all at one etcd revision.
 func Describe(ctx context.Context, kv metadata.KV) (Description, error) {
+	e, ok := kv.(etcdBacked)
+	if !ok {
+		return describeAt(ctx, kv)
+	}
+	var err error
+	for range describeAttempts {
+		var snap *snapshotKV
+		if snap, err = newSnapshot(ctx, e); err != nil {
+			break
+		}
+		var d Description
+		if d, err = describeAt(ctx, snap); err == nil || !isCompacted(err) {
+			d.Revision = snap.rev
+			return d, err
+		}
+	}
+	return Description{Controller: -1}, err
+}
+
+// describeAt is Describe of what kv reads.
+func describeAt(ctx context.Context, kv metadata.KV) (Description, error) {
 	d := Description{Controller: -1}
 	live := map[int32]bool{}
 	if err := rangeDecode(ctx, kv, brokersPrefix, decodeBroker, func(_ metadata.Item, v any) {
@@ -218,7 +246,11 @@ func describeController(ctx context.Context, kv metadata.KV) (int32, error) {
 	if !ok {
 		return -1, nil // no election without etcd
 	}
-	resp, err := e.Client().Get(ctx, e.Prefix()+controllerPrefix+"/", clientv3.WithFirstCreate()...)
+	opts := clientv3.WithFirstCreate()
+	if snap, ok := kv.(*snapshotKV); ok {
+		opts = append(opts, clientv3.WithRev(snap.rev))
+	}
+	resp, err := e.Client().Get(ctx, e.Prefix()+controllerPrefix+"/", opts...)
 	if err != nil {
 		return -1, fmt.Errorf("cluster: read the controller: %w", err)
 	}

@@ -108,6 +108,12 @@ func (f *fakeOwner) Acquire(_ context.Context, id metadata.TopicID, p int32) err
 	return nil
 }
 
+// Kept: the fake keeps no batch.
+func (f *fakeOwner) Kept(metadata.TopicID, int32) metadata.KeptBatches { return metadata.KeptBatches{} }
+
+// DropSuperseded: the fake keeps no batch.
+func (f *fakeOwner) DropSuperseded(context.Context) error { return nil }
+
 // Release fails, when told to, still serving the partition: Drop follows.
 func (f *fakeOwner) Release(_ context.Context, id metadata.TopicID, p int32) error {
 	if err := f.injected(f.failRelease, partName(id, p)); err != nil {

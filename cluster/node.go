@@ -27,6 +27,8 @@ type Node struct {
 	ctlKick, ownKick chan struct{} // one slot each: the controller's and the ownership loop's wake-ups
 	topicsChanged    atomic.Bool
 	syncedTopics     map[metadata.TopicID]bool // the ownership loop's: topics wanted at its last SyncTopics
+	supersededAt     time.Time                 // the ownership loop's: its last DropSuperseded
+	supersededRuns   atomic.Bool               // a DropSuperseded is running
 
 	sess atomic.Pointer[session] // the current session
 

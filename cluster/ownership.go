@@ -98,6 +98,9 @@ func (n *Node) pass(s *session, sem chan struct{}, periodic bool) {
 		strays = n.strays(s)
 	}
 	n.mu.Unlock()
+	if periodic {
+		n.dropSuperseded(s)
+	}
 	for _, sl := range lost {
 		n.cfg.Logger.Warn("cluster: ownership lost (own key gone or taken)", "key", sl.ownKey())
 		n.drop(sl)
@@ -112,6 +115,30 @@ func (n *Node) pass(s *session, sem chan struct{}, periodic bool) {
 	for _, sl := range acquire {
 		n.spawn(s, sem, sl, n.acquire)
 	}
+}
+
+// supersededPeriod: how often the log looks for kept batches that no
+// longer continue their partition's log.
+const supersededPeriod = 10 * time.Second
+
+// dropSuperseded has the log drop, in the background, the kept batches of
+// partitions it does not own that no longer continue their log: after a
+// takeover, or once another owner committed past them, they would hold
+// this broker's WAL for as long as it does not own the partition again.
+// One run at a time, at most every supersededPeriod.
+func (n *Node) dropSuperseded(s *session) {
+	if time.Since(n.supersededAt) < supersededPeriod || !n.supersededRuns.CompareAndSwap(false, true) {
+		return
+	}
+	n.supersededAt = time.Now()
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		defer n.supersededRuns.Store(false)
+		if err := n.cfg.Partitions.DropSuperseded(s.work); err != nil && s.work.Err() == nil {
+			n.cfg.Logger.Warn("cluster: looking for kept batches another owner superseded failed", "err", err)
+		}
+	}()
 }
 
 // strays returns the own keys on this session's lease that this node
@@ -288,7 +315,8 @@ func (n *Node) writeOwnKey(s *session, sl slot) (metadata.Cond, error) {
 	if sl.shard {
 		return n.cfg.Meta.AcquireShard(s.ctx, sl.index, node, lease)
 	}
-	fence, _, err := n.cfg.Meta.AcquirePartition(s.ctx, sl.topic, sl.index, node, lease)
+	kept := n.cfg.Partitions.Kept(sl.topic, sl.index)
+	fence, _, err := n.cfg.Meta.AcquirePartitionKeeping(s.ctx, sl.topic, sl.index, node, lease, kept)
 	return fence, err
 }
 

@@ -66,19 +66,28 @@ func DecodeOwner(it Item) (OwnerRecord, error) {
 	return r, nil
 }
 
-// AcquirePartition makes node the owner of partition p on lease and, in
-// the same transaction, starts the partition's next leader epoch at its
-// committed next offset: the new owner's first append gets that offset,
-// because it rebuilds its state from metadata alone. It returns the fence
-// and the new epoch. The transaction's conditions are the own key absent
-// and the partition's state and epoch history at the versions read, so it
-// fails with ErrConflict while another broker owns the partition, and
-// ErrUnknownTopic when the partition does not exist. An unknown outcome
-// is settled by reading the own key back. A request still in flight may
-// apply after a read back that found the key absent; the key then names
-// this node and lease without the caller knowing it, and the caller (the
-// cluster package) deletes such a stray key at its version.
+// AcquirePartition is AcquirePartitionKeeping with no kept batch.
 func (s *Store) AcquirePartition(ctx context.Context, id TopicID, p int32, node int32, lease int64) (fence Cond, epoch int32, err error) {
+	return s.AcquirePartitionKeeping(ctx, id, p, node, lease, KeptBatches{})
+}
+
+// AcquirePartitionKeeping makes node the owner of partition p on lease
+// and, in the same transaction, starts the partition's next leader epoch
+// where node's first new append goes: at the end of the batches node
+// kept from an earlier ownership when they continue the log (see
+// KeptBatches), else at the committed next offset, because the new owner
+// then rebuilds its state from metadata alone and drops what it kept. It
+// returns the fence and the new epoch. The transaction's conditions are
+// the own key absent and the partition's state and epoch history at the
+// versions read, so it fails with ErrConflict while another broker owns
+// the partition, and ErrUnknownTopic when the partition does not exist;
+// and the decision about the kept batches is made on exactly the state
+// it commits against. An unknown outcome is settled by reading the own
+// key back. A request still in flight may apply after a read back that
+// found the key absent; the key then names this node and lease without
+// the caller knowing it, and the caller (the cluster package) deletes
+// such a stray key at its version.
+func (s *Store) AcquirePartitionKeeping(ctx context.Context, id TopicID, p int32, node int32, lease int64, kept KeptBatches) (fence Cond, epoch int32, err error) {
 	key := OwnerKey(id, p)
 	for range maxCASRetries {
 		st, ok, err := s.PartitionState(ctx, id, p)
@@ -92,7 +101,7 @@ func (s *Store) AcquirePartition(ctx context.Context, id TopicID, p int32, node 
 		if err != nil {
 			return Cond{}, 0, err
 		}
-		next := h.bumped(st.NextOffset, st.LogStartOffset)
+		next := h.bumped(kept.epochStart(h, st.NextOffset), st.LogStartOffset)
 		rec := OwnerRecord{NodeID: node, Epoch: next.Current().Epoch, Lease: lease}
 		own := putJSON(key, rec)
 		own.Lease = lease

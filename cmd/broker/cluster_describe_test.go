@@ -49,7 +49,10 @@ func TestClusterDescribe(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("cluster describe: exit %d\n%s", code, stderr)
 	}
-	want := []string{fmt.Sprintf(`(?m)^controller\s+%d$`, d.Controller)}
+	if d.Revision <= 0 {
+		t.Errorf("describe --output json names revision %d, want the etcd revision it read at", d.Revision)
+	}
+	want := []string{`(?m)^revision\s+[1-9][0-9]*$`, fmt.Sprintf(`(?m)^controller\s+%d$`, d.Controller)}
 	for _, id := range c.ids() {
 		n := c.node(id)
 		want = append(want, fmt.Sprintf(`(?m)^%d\s+%s\s+%s\s+object\s+\S+$`, id, regexp.QuoteMeta(n.addr), n.rack))

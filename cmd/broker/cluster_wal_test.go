@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sediment-io/sediment/cluster"
@@ -55,6 +56,7 @@ func TestClusterWalSticky(t *testing.T) {
 	c.start(victim)
 	c.waitOwnedBy(topic, parts, victim)
 	checkAcked(t, readFinal(t, c.addrs(), topic), acked, nil)
+	checkNoDivergence(t, c.addrs(), topic, parts)
 	c.waitUploaded(topic, acked) // its WAL replayed and uploaded
 
 	// Killed for good with acknowledged records in its WAL only.
@@ -99,6 +101,66 @@ func TestClusterWalSticky(t *testing.T) {
 	final := readFinal(t, c.addrs(), topic)
 	checkAcked(t, final, acked, committed)
 	checkPrefix(t, before, final)
+}
+
+// checkNoDivergence reads parts of topic to their ends, as a consumer
+// does, and asks OffsetForLeaderEpoch (KIP-320) for the epoch of the last
+// record read: the answer must not end that epoch below what was read.
+// The records the owner kept in its WAL across its restart carry the
+// epoch they were served in, so its new epoch must start past them.
+func checkNoDivergence(t *testing.T, seeds []string, topic string, parts []int32) {
+	t.Helper()
+	ctx := testCtx(t, 120*time.Second)
+	ends := listEnds(t, ctx, seeds, topic)
+	offsets := map[int32]kgo.Offset{}
+	for _, p := range parts {
+		offsets[p] = kgo.NewOffset().AtStart()
+	}
+	cl := newClusterClient(t, seeds, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	defer cl.Close()
+	last := map[int32]*kgo.Record{}
+	next := map[int32]int64{}
+	want := map[int32]int64{}
+	for _, p := range parts {
+		want[p] = ends[p]
+	}
+	for !reachedEnds(next, want) {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read of %s: at %v of ends %v after 120s", topic, next, want)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			last[r.Partition], next[r.Partition] = r, r.Offset+1
+		})
+	}
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = topic
+	for _, r := range last {
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = r.Partition, -1, r.LeaderEpoch
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("OffsetForLeaderEpoch: %v", err)
+	}
+	for _, tr := range resp.Topics {
+		for _, rp := range tr.Partitions {
+			r := last[rp.Partition]
+			if r == nil {
+				t.Errorf("%s/%d: OffsetForLeaderEpoch answered a partition not asked for", topic, rp.Partition)
+				continue
+			}
+			if rp.ErrorCode != 0 || rp.LeaderEpoch != r.LeaderEpoch || rp.EndOffset <= r.Offset {
+				t.Errorf("%s/%d: read to offset %v in epoch %d; OffsetForLeaderEpoch answers epoch %d ending at %d (error %d): a diverged log",
+					topic, rp.Partition, r.Offset, r.LeaderEpoch, rp.LeaderEpoch, rp.EndOffset, rp.ErrorCode)
+			}
+		}
+	}
 }
 
 // waitMember waits until node's members/ key says taken_over is taken.

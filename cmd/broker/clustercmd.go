@@ -76,6 +76,7 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 
 func printDescription(w io.Writer, d cluster.Description) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "revision\t%d\n", d.Revision)
 	fmt.Fprintf(tw, "controller\t%d\n\n", d.Controller)
 	fmt.Fprintln(tw, "BROKER\tADDRESS\tRACK\tDURABILITY\tSTARTED")
 	for _, b := range d.Brokers {
@@ -128,41 +129,46 @@ func runPartitions(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer kv.Close()
-	d, err := cluster.Describe(ctx, kv)
+	r, err := cluster.Takeover(ctx, kv, int32(*from))
+	printLossWindow(stdout, r, err)
 	if err != nil {
 		fmt.Fprintf(stderr, "broker partitions takeover: %v\n", err)
 		return 1
 	}
-	m, err := cluster.Takeover(ctx, kv, int32(*from))
-	if err != nil {
-		fmt.Fprintf(stderr, "broker partitions takeover: %v\n", err)
-		return 1
-	}
-	printLossWindow(stdout, d, m)
 	return 0
 }
 
-// printLossWindow reports what the takeover of m may lose: for a wal-mode
-// broker, each partition placed on it from its committed offset on (what
-// it acknowledged past that is in its WAL only); an object-mode broker
-// acknowledged nothing it had not committed.
-func printLossWindow(w io.Writer, d cluster.Description, m cluster.Member) {
-	moved := 0
-	for _, p := range d.Partitions {
-		if p.Placed != m.NodeID {
+// printLossWindow reports what the takeover lost: for a wal-mode broker,
+// each partition placed on it from its committed offset on (what it
+// acknowledged past that was in its WAL only, and it drops it should it
+// come back); an object-mode broker acknowledged nothing it had not
+// committed. A takeover that failed part-way names the partitions it
+// fenced, which are lost all the same.
+func printLossWindow(w io.Writer, r cluster.TakeoverReport, err error) {
+	m := r.Member
+	for _, p := range r.Partitions {
+		if p.OwnedBy >= 0 {
+			fmt.Fprintf(w, "%s/%d: already owned by broker %d: records broker %d acknowledged and never committed are lost\n",
+				p.Topic, p.Partition, p.OwnedBy, m.NodeID)
 			continue
 		}
-		moved++
-		if m.Durability == "wal" {
-			fmt.Fprintf(w, "%s/%d: records broker %d acknowledged at offset %d or later are lost\n",
-				p.Topic, p.Partition, m.NodeID, p.CommittedOffset)
+		fmt.Fprintf(w, "%s/%d: records broker %d acknowledged at offset %d or later are lost\n",
+			p.Topic, p.Partition, m.NodeID, p.LostFrom)
+	}
+	switch {
+	case err != nil:
+		if len(r.Partitions) > 0 {
+			fmt.Fprintf(w, "the takeover of broker %d stopped after fencing the %d partitions above\n", m.NodeID, len(r.Partitions))
 		}
+	case m.TakenOver:
+		fmt.Fprintf(w, "broker %d was taken over already\n", m.NodeID)
+	case m.Durability != "wal":
+		fmt.Fprintf(w, "broker %d (%s:%d) ran --durability %s: it acknowledged only what it had committed, nothing is lost\n",
+			m.NodeID, m.Host, m.Port, m.Durability)
+	default:
+		fmt.Fprintf(w, "broker %d (%s:%d, durability %s) taken over: %d partitions move to the live brokers\n",
+			m.NodeID, m.Host, m.Port, m.Durability, len(r.Partitions))
 	}
-	if m.Durability != "wal" {
-		fmt.Fprintf(w, "broker %d ran --durability %s: it acknowledged only what it had committed, nothing is lost\n", m.NodeID, m.Durability)
-	}
-	fmt.Fprintf(w, "broker %d (%s:%d, durability %s) taken over: %d partitions move to the live brokers\n",
-		m.NodeID, m.Host, m.Port, m.Durability, moved)
 }
 
 // openClusterKV connects to the cluster's etcd.

@@ -112,7 +112,7 @@ func (l *Log) appendLocked(p *Partition, b *record.Batch, res AppendResult, nowM
 	// The cached bytes alias the request frame: the frame is never reused,
 	// and its batches leave the FIFO tail cache together.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
-		size: len(b.Raw), data: b.Raw, appendMs: nowMs}
+		epoch: p.epochs.Current().Epoch, size: len(b.Raw), data: b.Raw, appendMs: nowMs}
 	res.BaseOffset = base
 	res.durable = durableToken{p: p, end: ref.end, resets: p.resets}
 	if l.opts.Durability == DurabilityWAL {

@@ -99,11 +99,15 @@ func (p *Partition) fenceOf() []metadata.Cond {
 // leader epochs from metadata (from metadata alone, no object read) and
 // takes appends from then on. WAL batches of the partition kept from an
 // earlier ownership (recovered at Open, or kept by Drop under wal
-// durability) commit under the new fence when the committed log still ends
-// where they start; otherwise another owner wrote meanwhile (a forced
-// takeover) and they are reset like a partition whose segment cannot
-// commit. A partition this log does not know yet is looked up in metadata
-// first (SyncTopics).
+// durability) commit under the new fence when they still continue the
+// committed log: it ends where they start, and the leader-epoch history
+// says their epochs run to their end (metadata.KeptBatches). Otherwise
+// another owner led the partition meanwhile, or a forced takeover gave
+// them up, and they are reset like a partition whose segment cannot
+// commit. The own key's writer passes Kept to
+// metadata.AcquirePartitionKeeping, which starts the new epoch at their
+// end when they continue the log. A partition this log does not know yet
+// is looked up in metadata first (SyncTopics).
 func (l *Log) Acquire(ctx context.Context, id metadata.TopicID, idx int32) error {
 	if l.opts.Ownership == nil {
 		return nil
@@ -134,6 +138,9 @@ func (l *Log) Acquire(ctx context.Context, id metadata.TopicID, idx int32) error
 	}
 	if gap := p.adopt(fresh, epochs, fence); gap != nil {
 		u.resetPartition(p, gap)
+	}
+	if err := l.restartEpochPast(ctx, p, epochs, fresh.committed); err != nil {
+		return err
 	}
 	u.markAgain(p)
 	l.log.Info("partition acquired", "topic", p.topic.Name, "partition", idx,
@@ -168,8 +175,9 @@ func (l *Log) loadCommitted(ctx context.Context, p *Partition) (*Partition, meta
 
 // adopt makes p owned under fence with the committed state in fresh. It
 // keeps p's uncommitted batches, and the producer state that includes
-// them, when the committed log still ends where they start; it returns the
-// reason to reset p otherwise. Called with the uploader's step held.
+// them, when they continue the committed log under the leader epochs the
+// acquisition wrote; it returns the reason to reset p otherwise. Called
+// with the uploader's step held.
 func (p *Partition) adopt(fresh *Partition, epochs metadata.LeaderEpochs, fence metadata.Cond) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -179,20 +187,38 @@ func (p *Partition) adopt(fresh *Partition, epochs metadata.LeaderEpochs, fence 
 	if p.offline {
 		return nil // a reset waits for the WAL release; its reload reads metadata again
 	}
-	if kept && fresh.committed == p.committed {
+	if kept && p.keptLocked().Continues(epochs, fresh.committed) {
 		p.logStart = max(p.logStart, fresh.logStart)
 		p.upSent = p.committed
 		return nil
 	}
 	if kept {
-		return fmt.Errorf("partition: %s/%d: %d kept batches start at %d but the committed log now ends at %d",
-			p.topic.Name, p.index, len(p.refs)-p.firstNew, p.committed, fresh.committed)
+		return fmt.Errorf("partition: %s/%d: %d kept batches [%d,%d) no longer continue the log, which ends at %d at epoch %d from %d",
+			p.topic.Name, p.index, len(p.refs)-p.firstNew, p.committed, p.next, fresh.committed,
+			epochs.Current().Epoch, epochs.Current().StartOffset)
 	}
 	p.logStart, p.hw, p.next, p.committed = fresh.logStart, fresh.hw, fresh.next, fresh.committed
 	p.upSent = fresh.committed
 	p.producers, p.producersUnread = fresh.producers, false
 	p.refs, p.firstNew = nil, 0
 	p.wakeLocked()
+	return nil
+}
+
+// restartEpochPast starts a new epoch at the committed offset when the
+// acquisition started the current one past it while p goes on from there
+// (what it kept was not what the acquisition was told): appends stamped
+// with an epoch that the history starts later would read as diverged.
+func (l *Log) restartEpochPast(ctx context.Context, p *Partition, epochs metadata.LeaderEpochs, committed int64) error {
+	p.mu.Lock()
+	next := p.next
+	p.mu.Unlock()
+	if start := epochs.Current().StartOffset; start <= committed || start <= next {
+		return nil
+	}
+	if _, err := l.BumpLeaderEpoch(ctx, p); err != nil {
+		return fmt.Errorf("partition: acquire %s/%d: restart the epoch at %d: %w", p.topic.Name, p.index, committed, err)
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ type batchRef struct {
 	base     int64 // first offset
 	end      int64 // one past the last offset
 	maxTS    int64
+	epoch    int32 // the leader epoch stamped in the batch
 	size     int
 	appendMs int64   // when the broker appended it, on its clock
 	walPos   wal.Pos // frame holding the batch; valid when hasWAL

@@ -94,7 +94,7 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 	// The WAL keeps no append time: a recovered batch counts as seen at
 	// recovery, which only lengthens its producer's life by the downtime.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
-		size: len(raw), walPos: pos, hasWAL: true, appendMs: l.now().UnixMilli()}
+		epoch: record.LeaderEpoch(raw), size: len(raw), walPos: pos, hasWAL: true, appendMs: l.now().UnixMilli()}
 	p.producers.update(&b, base, ref.appendMs)
 	p.next = ref.end
 	p.advanceHWLocked(ref.end)

@@ -141,6 +141,9 @@ func LastOffset(h []byte) int64 {
 	return BaseOffset(h) + int64(int32(binary.BigEndian.Uint32(h[batchLastDelta:])))
 }
 
+// LeaderEpoch returns the partition leader epoch the batch was appended in.
+func LeaderEpoch(raw []byte) int32 { return int32(binary.BigEndian.Uint32(raw[batchEpochOff:])) }
+
 // SetBaseOffset rewrites the base offset and the partition leader epoch,
 // neither covered by the CRC. As in Kafka, a batch carries the leader epoch
 // it was appended in: consumers commit it with their offsets and validate

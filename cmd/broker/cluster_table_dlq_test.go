@@ -27,7 +27,7 @@ import (
 // partition, the good ones are in the table once; each broker, asked
 // directly, and the CLI against each broker answer the same table status,
 // naming the slot holder as the converter; `broker cluster describe`
-// shows it too.
+// shows it too. A table topic without a dead-letter topic gets one.
 func TestClusterTableDeadLettersAndStatus(t *testing.T) {
 	c, cat := startTableCluster(t)
 	createTopics(t, c.addrs(1)[0], "events.dlq", 3)
@@ -63,6 +63,14 @@ func TestClusterTableDeadLettersAndStatus(t *testing.T) {
 		"rows": strconv.Itoa(len(values) - len(bad)), "lag": "0", "state": "running"}
 	checkStatusEverywhere(t, c, c.ids(), "events", want)
 	checkDescribeShowsConverter(t, c, "events", holder)
+
+	// Without a dead-letter topic the converter creates one, of one
+	// partition, wherever the controller places it.
+	createTableTopic(t, c.addrs(2)[0], "clicks", 2, nil)
+	values, bad = badEvery(12, 3)
+	recs = produceValues(t, c.addrs(2)[0], "clicks", 2, values)
+	checkGoodOnce(t, waitTableRows(t, cat, "clicks", len(values)-len(bad)), values, bad)
+	checkClusterDeadLetters(t, readTopic(t, c.addrs(2)[0], "clicks.dlq"), 1, recs, bad, true)
 }
 
 // TestClusterTableDeadLetterOwnerKilled (fault): the broker owning the

@@ -59,7 +59,11 @@ func (p *tablePeers) client() (*kgo.Client, error) {
 	// written twice. Acks are from the owner after its durable commit.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID(p.id),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0), kgo.MetadataMinAge(250*time.Millisecond))
+		kgo.ProducerLinger(0), kgo.MetadataMinAge(250*time.Millisecond),
+		// A dead-letter topic the converter just created may be unknown
+		// to a broker for a moment: wait for it (the append's context
+		// bounds the wait) rather than fail and convert again.
+		kgo.UnknownTopicRetries(-1))
 	if err != nil {
 		return nil, fmt.Errorf("tables: cluster client: %w", err)
 	}

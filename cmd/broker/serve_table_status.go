@@ -42,15 +42,12 @@ type tableCluster struct {
 // converting broker's otherwise.
 func (t *tableConverter) clusterStatus(topic string, id metadata.TopicID, names []string) [][2]string {
 	c := t.cluster
-	if slices.Contains(names, localTableStatusName) {
-		return t.withConverter(t.localStatus(topic), c.holder(id))
-	}
 	holder := c.holder(id)
 	switch {
+	case slices.Contains(names, localTableStatusName) || holder == c.self:
+		return t.ownStatus(topic, holder)
 	case holder < 0:
 		return [][2]string{{table.StatusPrefix + "state", "waiting for a broker to take the table's slot"}, {converterStatusName, "none"}}
-	case holder == c.self:
-		return t.withConverter(t.localStatus(topic), holder)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tableStatusTimeout)
 	defer cancel()
@@ -76,8 +73,14 @@ func (c *tableCluster) holder(id metadata.TopicID) int32 {
 	return -1
 }
 
-// withConverter adds the converter entry to a table's status entries.
-func (t *tableConverter) withConverter(entries [][2]string, holder int32) [][2]string {
+// ownStatus is this broker's status of topic's table and the converter
+// entry naming holder; "starting" until the converter has seen the table
+// (its slot was just acquired).
+func (t *tableConverter) ownStatus(topic string, holder int32) [][2]string {
+	entries := t.localStatus(topic)
+	if len(entries) == 0 {
+		entries = [][2]string{{table.StatusPrefix + "state", "starting"}}
+	}
 	v := "none"
 	if holder >= 0 {
 		v = strconv.Itoa(int(holder))

@@ -67,7 +67,7 @@ func (s *Server) tableStatusEntries(topic string, names []string) []configEntry 
 		return nil
 	}
 	var out []configEntry
-	for _, kv := range s.cfg.TableStatus(topic) {
+	for _, kv := range s.cfg.TableStatus(topic, names) {
 		if names != nil && !slices.Contains(names, kv[0]) {
 			continue
 		}

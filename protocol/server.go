@@ -57,8 +57,10 @@ type Config struct {
 	// this broker is the whole cluster.
 	Cluster ClusterView
 	// TableStatus, when set, returns a table topic's read-only status
-	// entries (name, value) that DescribeConfigs appends to its configs.
-	TableStatus func(topic string) [][2]string
+	// entries (name, value) that DescribeConfigs appends to its configs;
+	// names are the config names asked for (nil: all), which it may read
+	// as a hint, the answer being filtered by them anyway.
+	TableStatus func(topic string, names []string) [][2]string
 }
 
 // Server serves the Kafka protocol on a listener.

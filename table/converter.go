@@ -14,6 +14,7 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/storage/record"
 )
 
 // Namespace holds every table topic's table (table name = topic name).
@@ -49,6 +50,12 @@ type Options struct {
 	// brokers, and Log.Read serves only those owned here: it must read the
 	// others from the bucket too (the replica read path).
 	Read func(ctx context.Context, p *partition.Partition, offset int64, maxBytes int, first bool) (partition.FetchResult, error)
+	// DeadLetter appends r to partition part of the dead-letter topic and
+	// returns once it is durable (nil: Log.Append and Log.Wait). In a
+	// cluster the dead-letter partition may be owned by another broker,
+	// which Log.Append refuses: it must reach the owner, and a retry of an
+	// append whose outcome is unknown must not write r twice.
+	DeadLetter func(ctx context.Context, topic string, part int32, r record.Record) error
 }
 
 // Fencer is the cluster as the converter sees it (cluster.Node).

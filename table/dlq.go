@@ -64,6 +64,9 @@ func (w *worker) deadLetter(ctx context.Context, part int32, r record.Record, ca
 			record.Header{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))})}
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if w.c.opts.DeadLetter != nil {
+		return w.c.opts.DeadLetter(actx, dlq.Name, p.Index(), rec)
+	}
 	res, err := w.c.opts.Log.Append(actx, p, record.EncodeBatch([]record.Record{rec}))
 	if err != nil {
 		return err

@@ -49,7 +49,11 @@
 // ReleaseTable (a graceful hand-over) stops the worker between two
 // commits; DropTable (the slot is lost) stops it at once. What a stopped
 // worker buffered is converted again by the next owner. Options.Read must
-// read partitions other brokers own.
+// read partitions other brokers own, and Options.DeadLetter append to
+// them: a dead letter is durable at its partition's owner before the
+// commit that moves past its record, as on one node, so a crash between
+// the two makes the next owner dead-letter the record again (twice in
+// <topic>.dlq), never drop it.
 //
 // The package never speaks the Kafka protocol and never decides where the
 // catalog lives: the broker opens the catalog (table/catalog) and passes

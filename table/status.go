@@ -109,8 +109,17 @@ func (c *Converter) Status(topic string) (Status, bool) {
 	return st, true
 }
 
+// StatusPrefix starts the names of a table topic's read-only status
+// entries.
+const StatusPrefix = "sediment.table.status."
+
+// StatusNames are the names of the entries StatusEntries returns, in its
+// order.
+var StatusNames = []string{StatusPrefix + "lag", StatusPrefix + "last-commit", StatusPrefix + "rows",
+	StatusPrefix + "files", StatusPrefix + "dlq", StatusPrefix + "state"}
+
 // StatusEntries returns the status as the read-only DescribeConfigs
-// entries sediment.table.status.* (name, value) in a fixed order.
+// entries StatusNames (name, value) in that order.
 func (c *Converter) StatusEntries(topic string) [][2]string {
 	st, ok := c.Status(topic)
 	if !ok {
@@ -124,15 +133,13 @@ func (c *Converter) StatusEntries(topic string) [][2]string {
 	if st.Error != "" {
 		state += ": " + st.Error
 	}
-	const p = "sediment.table.status."
-	return [][2]string{
-		{p + "lag", strconv.FormatInt(st.Lag, 10)},
-		{p + "last-commit", last},
-		{p + "rows", strconv.FormatInt(st.Rows, 10)},
-		{p + "files", strconv.FormatInt(st.Files, 10)},
-		{p + "dlq", strconv.FormatInt(st.DLQ, 10)},
-		{p + "state", state},
+	values := []string{strconv.FormatInt(st.Lag, 10), last, strconv.FormatInt(st.Rows, 10),
+		strconv.FormatInt(st.Files, 10), strconv.FormatInt(st.DLQ, 10), state}
+	out := make([][2]string, len(StatusNames))
+	for i, name := range StatusNames {
+		out[i] = [2]string{name, values[i]}
 	}
+	return out
 }
 
 // metrics exports every table's stats as Prometheus metrics, labelled by

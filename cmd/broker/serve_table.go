@@ -28,9 +28,13 @@ import (
 // the broker: table topics wait (their status says why) while it is tried
 // again in the background, and Kafka is served all along.
 type tableConverter struct {
-	cancel  context.CancelFunc
-	done    chan struct{}
-	isTable func(topic string) bool
+	cancel context.CancelFunc
+	done   chan struct{}
+	// tableID returns the id of a table topic; ok is false for any other.
+	tableID func(topic string) (metadata.TopicID, bool)
+	// cluster, in a cluster, finds and asks the broker converting a table
+	// for its status; nil on one node.
+	cluster *tableCluster
 
 	mu      sync.Mutex // guards the fields below
 	cat     icebergcatalog.Catalog
@@ -53,8 +57,11 @@ func (b *broker) startTables(ctx context.Context, cfg *serveConfig, logger *slog
 	}
 	opts := table.Options{Log: b.log, Logger: logger, Registry: reg,
 		OrphanGrace: cfg.TableOrphans, BeforeCommit: crashBeforeTableCommit()}
+	var tc *tableCluster
 	if b.etcd != nil {
-		opts.Cluster, opts.Read = &b.late, b.log.ReadReplica
+		tc = &tableCluster{self: int32(cfg.NodeID), node: &b.late,
+			peers: &tablePeers{seeds: b.late.brokerAddrs, id: fmt.Sprintf("sediment-broker-%d-tables", cfg.NodeID)}}
+		opts.Cluster, opts.Read, opts.DeadLetter = &b.late, b.log.ReadReplica, tc.peers.deadLetter
 	}
 	start := func(cat icebergcatalog.Catalog) *table.Converter {
 		o := opts
@@ -62,10 +69,14 @@ func (b *broker) startTables(ctx context.Context, cfg *serveConfig, logger *slog
 		return table.Start(o)
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	t := &tableConverter{cancel: stop, done: make(chan struct{}), owned: map[metadata.TopicID]bool{}, isTable: func(name string) bool {
-		tp, ok := b.log.Topic(name)
-		return ok && table.ConfigOf(tp.Configs()).Enable
-	}}
+	t := &tableConverter{cancel: stop, done: make(chan struct{}), owned: map[metadata.TopicID]bool{}, cluster: tc,
+		tableID: func(name string) (metadata.TopicID, bool) {
+			tp, ok := b.log.Topic(name)
+			if !ok || !table.ConfigOf(tp.Configs()).Enable {
+				return metadata.TopicID{}, false
+			}
+			return tp.ID, true
+		}}
 	if b.etcd != nil {
 		shared, err := sharedTableCatalog(cfg)
 		if err != nil {
@@ -192,16 +203,29 @@ func (t *tableConverter) disown(id metadata.TopicID) *table.Converter {
 	return t.conv
 }
 
-// statusEntries are a table topic's sediment.table.status.* entries; while
+// statusEntries are a table topic's sediment.table.status.* entries
+// (protocol.Config.TableStatus): in a cluster, those of the broker that
+// converts the table.
+func (t *tableConverter) statusEntries(topic string, names []string) [][2]string {
+	if t.cluster == nil {
+		return t.localStatus(topic)
+	}
+	if id, ok := t.tableID(topic); ok {
+		return t.clusterStatus(topic, id, names)
+	}
+	return nil
+}
+
+// localStatus is the status of topic's table as this broker sees it; while
 // the catalog is not open, a state saying so.
-func (t *tableConverter) statusEntries(topic string) [][2]string {
+func (t *tableConverter) localStatus(topic string) [][2]string {
 	t.mu.Lock()
 	conv, waitErr := t.conv, t.waitErr
 	t.mu.Unlock()
 	if conv != nil {
 		return conv.StatusEntries(topic)
 	}
-	if !t.isTable(topic) {
+	if _, ok := t.tableID(topic); !ok {
 		return nil
 	}
 	return [][2]string{{"sediment.table.status.state", "waiting for the table catalog: " + waitErr.Error()}}
@@ -212,6 +236,9 @@ func (t *tableConverter) close() error {
 	<-t.done
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.cluster != nil { // after the workers, which append dead letters through it
+		defer t.cluster.peers.close()
+	}
 	if t.conv == nil {
 		return nil
 	}

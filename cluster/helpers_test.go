@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv"
 )
@@ -173,13 +174,7 @@ func (c *testCluster) oneOwner(nodes []*testNode, key string, probe func(*testNo
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, within, cond, "not within %v: %s", within, what)
 }
 
 // testLogLevel is Warn, or Debug with SEDIMENT_TEST_DEBUG set.
@@ -209,14 +204,9 @@ func (l *logSignal) Write(b []byte) (int, error) {
 // started, which inherit the label) outlive every node and client.
 func checkNoLeaks(t *testing.T) {
 	var left string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if left = labelledGoroutines(); left == "" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Poll(10*time.Second, func() bool { left = labelledGoroutines(); return left == "" }) {
+		t.Errorf("goroutines left running:\n%s", left)
 	}
-	t.Errorf("goroutines left running:\n%s", left)
 }
 
 func labelledGoroutines() string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -121,13 +122,9 @@ func TestReleaseShardFinishesPendingWrites(t *testing.T) {
 	second := commitAsync(a.c, "g", ms[0], 2, 2)
 	released := make(chan error, 1)
 	go func() { released <- a.c.ReleaseShard(context.Background(), shard) }()
-	deadline := time.Now().Add(hangBound)
-	for a.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: ms[0].id, Generation: ms[0].gen}) != ErrNotCoordinator {
-		if time.Now().After(deadline) {
-			t.Fatal("A still serves the group while releasing it")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, hangBound, func() bool {
+		return a.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: ms[0].id, Generation: ms[0].gen}) == ErrNotCoordinator
+	}, "A still serves the group while releasing it")
 	notYet(t, released, "ReleaseShard with a write in flight")
 	open()
 	for i, ch := range []<-chan CommitResult{first, second} {

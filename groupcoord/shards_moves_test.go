@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -57,13 +57,7 @@ func TestShardMovesUnderCommits(t *testing.T) {
 // waitAcked waits until a commit after the first n is acknowledged.
 func waitAcked(t *testing.T, acked *atomic.Int64, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(hangBound)
-	for acked.Load() <= n {
-		if time.Now().After(deadline) {
-			t.Fatalf("no commit acknowledged after %d", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, hangBound, func() bool { return acked.Load() > n }, "no commit acknowledged after %d", n)
 }
 
 // commitUntil commits offsets 1, 2, ... of group "g" to whichever node

@@ -13,6 +13,7 @@ import (
 	icebergcatalog "github.com/apache/iceberg-go/catalog"
 	itable "github.com/apache/iceberg-go/table"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
 	"github.com/sediment-io/sediment/storage/partition"
@@ -198,13 +199,7 @@ func (e *tableEnv) checkRowsOf(cat icebergcatalog.Catalog, want map[int64]int64)
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", waitLimit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, waitLimit, cond, "not within %v: %s", waitLimit, what)
 }
 
 func stateOf(c *Converter) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
 
@@ -80,16 +81,13 @@ func testEtcdOutage(t *testing.T, durability string) {
 // waitReadyz waits until the broker's /readyz answers status.
 func waitReadyz(t *testing.T, p *brokerProc, status int, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
 	last := 0
-	for time.Now().Before(deadline) {
+	testwait.Until(t, d, func() bool {
 		if resp, err := http.Get("http://" + p.http + "/readyz"); err == nil {
 			resp.Body.Close()
-			if last = resp.StatusCode; last == status {
-				return
-			}
+			last = resp.StatusCode
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("/readyz answers %d, not %d, after %v\n%s", last, status, d, p.logs.String())
+		return last == status
+	}, "/readyz answers %v, not %d, after %v\n%v", testwait.Later(func() string { return fmt.Sprint(last) }),
+		status, d, testwait.Later(p.logs.String))
 }

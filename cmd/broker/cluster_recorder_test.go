@@ -23,6 +23,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sediment-io/sediment/cmd/broker/internal/history"
+	"github.com/sediment-io/sediment/internal/testwait"
 )
 
 // etcdRecorder watches the cluster's prefix from before the first broker
@@ -309,13 +310,8 @@ func (p *historyProducer) stop() {
 func waitAcked(t *testing.T, hist *history.History, n int, d time.Duration) {
 	t.Helper()
 	want := hist.Acked() + n
-	deadline := time.Now().Add(d)
-	for hist.Acked() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d acks after %v, want %d", hist.Acked(), d, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, d, func() bool { return hist.Acked() >= want }, "%v acks after %v, want %d",
+		testwait.Later(func() string { return fmt.Sprint(hist.Acked()) }), d, want)
 }
 
 // newClusterClient is a franz-go client seeded with the given brokers.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/miniotest"
@@ -253,17 +254,12 @@ func startLogs(t *testing.T, p *brokerProc) string {
 	t.Helper()
 	// A deadline, not a count of polls: recovery of a large WAL on a
 	// loaded machine takes what it takes.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		logs := p.logs.String()
-		if strings.Contains(logs, `msg="log recovered"`) {
-			return logs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no \"log recovered\" line from the restarted broker within 2m:\n%s", logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var logs string
+	testwait.Until(t, 2*time.Minute, func() bool {
+		logs = p.logs.String()
+		return strings.Contains(logs, `msg="log recovered"`)
+	}, "no \"log recovered\" line from the restarted broker within 2m:\n%v", testwait.Later(func() string { return logs }))
+	return logs
 }
 
 // logLine returns the line of logs that contains what.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/internal/testwait"
 )
 
 // ackLog records which produced values were acknowledged.
@@ -63,12 +65,8 @@ func (a *ackLog) count() int {
 // waitAcked waits until at least n records are acknowledged.
 func (a *ackLog) waitAcked(t *testing.T, n int) {
 	t.Helper()
-	for i := 0; i < 1200 && a.count() < n; i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if a.count() < n {
-		t.Fatalf("only %d records acknowledged, waited for %d", a.count(), n)
-	}
+	testwait.Until(t, time.Minute, func() bool { return a.count() >= n }, "only %v records acknowledged, waited for %d",
+		testwait.Later(func() string { return fmt.Sprint(a.count()) }), n)
 }
 
 // tearWALTail appends a torn, never-acknowledged frame to the newest WAL

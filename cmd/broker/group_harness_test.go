@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sediment-io/sediment/internal/testwait"
 )
 
 // quickGroups are broker configs for group tests: no initial rebalance
@@ -52,13 +54,7 @@ func setBrokerConfigs(t *testing.T, addr string, kv ...string) {
 // hang guard (never a timing assertion: a correct broker is far quicker).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 90*time.Second, cond, "timed out waiting for %s", what)
 }
 
 // ledger records, for one topic consumed by a group, which member owns which

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sediment-io/sediment/internal/testwait"
 )
 
 // TestOwnershipMovesUnderLoad moves one partition back and forth between
@@ -144,12 +146,8 @@ func produceRetrying(ctx context.Context, brokers []movingBroker, owner *atomic.
 
 func waitProduced(t *testing.T, produced *atomic.Int64, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); produced.Load() < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d batches acknowledged", produced.Load(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 30*time.Second, func() bool { return produced.Load() >= n }, "only %v of %d batches acknowledged",
+		testwait.Later(func() string { return fmt.Sprint(produced.Load()) }), n)
 }
 
 // checkMovedLog checks that the log holds every acknowledged value once,

@@ -12,6 +12,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
@@ -704,18 +705,13 @@ func TestReleaseInterruptedByDrop(t *testing.T) {
 	l.up.step.Lock() // no upload: the release waits
 	released := make(chan error, 1)
 	go func() { released <- l.Release(context.Background(), p.topic.ID, 0) }()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	if !testwait.Poll(10*time.Second, func() bool {
 		p.mu.Lock()
-		releasing := p.releasing
-		p.mu.Unlock()
-		if releasing {
-			break
-		}
-		if time.Now().After(deadline) {
-			l.up.step.Unlock()
-			t.Fatal("release did not start")
-		}
-		time.Sleep(time.Millisecond)
+		defer p.mu.Unlock()
+		return p.releasing
+	}) {
+		l.up.step.Unlock()
+		t.Fatal("release did not start")
 	}
 	own.lose(p.topic.ID, 0)
 	l.Drop(p.topic.ID, 0)

@@ -3,12 +3,14 @@ package partition
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/record"
 )
@@ -122,17 +124,10 @@ func TestReplicaReadServesCommittedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The committed end is read again once a fetch asks at it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() bool { // polling the replica, as a consumer does
 		got, _ = readReplicaAll(t, rp.b, rp.pb, 3)
-		if got[3] == "d" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica never served the new commit: %v", got)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the replica, as a consumer does
-	}
+		return got[3] == "d"
+	}, "the replica never served the new commit: %v", testwait.Later(func() string { return fmt.Sprint(got) }))
 	// The owner reads as before, not as a replica.
 	own, err := rp.a.ReadReplica(context.Background(), rp.pa, 0, 1<<20, true)
 	if err != nil || own.Replica || own.Bytes == 0 {
@@ -180,23 +175,19 @@ func TestReplicaReadLogStartAndDeletion(t *testing.T) {
 	if _, err := rp.a.DeleteRecords(context.Background(), rp.pa, 2); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() bool {
 		res, err := rp.b.ReadReplica(context.Background(), rp.pb, 0, 1<<20, true)
 		if errors.Is(err, ErrOffsetOutOfRange) {
 			if res.LogStartOffset != 2 || res.HighWatermark != 4 || !res.Replica {
 				t.Fatalf("out of range answer: log start %d hw %d replica %v, want 2 4 true", res.LogStartOffset, res.HighWatermark, res.Replica)
 			}
-			break
+			return true
 		}
 		if err != nil {
 			t.Fatalf("read below the log start: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the replica never saw the new log start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	}, "the replica never saw the new log start")
 	got, _ := readReplicaAll(t, rp.b, rp.pb, 2)
 	if len(got) != 2 || got[2] != "c" || got[3] != "d" {
 		t.Fatalf("read from the log start: %v", got)
@@ -205,20 +196,13 @@ func TestReplicaReadLogStartAndDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Unknown once B's view is older than replicaMaxAge, without a topic sync...
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() bool {
 		_, err := rp.b.ReadReplica(context.Background(), rp.pb, 2, 1<<20, true)
-		if errors.Is(err, ErrUnknownPartition) {
-			break
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrUnknownPartition) {
 			t.Fatalf("read of a deleted topic: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the replica went on serving a deleted topic")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.Is(err, ErrUnknownPartition)
+	}, "the replica went on serving a deleted topic")
 	// ...and at once after one.
 	if err := rp.b.SyncTopics(context.Background()); err != nil {
 		t.Fatal(err)
@@ -247,15 +231,10 @@ func TestReplicaReadMetadataDown(t *testing.T) {
 		t.Fatalf("%d partition-state reads for 20 fetches with metadata down, want at most %d", reads, bound)
 	}
 	rp.bkv.fail.Store(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := rp.b.ReadReplica(context.Background(), rp.pb, 0, 1<<20, true)
-		if err == nil && res.Bytes > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica never served again: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var err error
+	testwait.Until(t, 10*time.Second, func() bool {
+		var res FetchResult
+		res, err = rp.b.ReadReplica(context.Background(), rp.pb, 0, 1<<20, true)
+		return err == nil && res.Bytes > 0
+	}, "the replica never served again: %v", testwait.Later(func() string { return fmt.Sprint(err) }))
 }

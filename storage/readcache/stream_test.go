@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
 )
@@ -23,13 +24,8 @@ func TestCloseCancelsHungWarm(t *testing.T) {
 	opts.setDefaults()
 	st := newStreamTable(&opts)
 	st.warm("seg/x", 0)
-	deadline := time.Now().Add(time.Minute)
-	for store.Count(mem.OpGetRange) == 0 { // until the open has reached the store
-		if time.Now().After(deadline) {
-			t.Fatal("warm never opened the stream within a minute")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, time.Minute, func() bool { return store.Count(mem.OpGetRange) > 0 }, // until the open has reached the store
+		"warm never opened the stream within a minute")
 	closed := make(chan struct{})
 	go func() {
 		st.close()

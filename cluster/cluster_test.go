@@ -357,7 +357,7 @@ func TestStartWaitsForEtcd(t *testing.T) {
 	m := etcdtest.StartMember(t)
 	c := newTestCluster(t, m.Endpoint(), "late")
 	c.createTopic("a", 2)
-	kv := openKV(t, m.Endpoint(), "late")
+	kv := etcdtest.OpenKV(t, m.Endpoint(), "late")
 	m.Stop()
 	retrying := &logSignal{want: "cannot join yet", seen: make(chan struct{})}
 	type result struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv"
+	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
 
 // testTTL is the session timeout of the tests: etcd's smallest lease.
@@ -31,24 +32,10 @@ type testCluster struct {
 func newTestCluster(t *testing.T, endpoint, prefix string) *testCluster {
 	t.Cleanup(func() { checkNoLeaks(t) }) // first registered: runs after every node closed
 	c := &testCluster{t: t, endpoint: endpoint, prefix: prefix, reg: newRegistry()}
-	c.kv = openKV(t, endpoint, prefix)
+	c.kv = etcdtest.OpenKV(t, endpoint, prefix)
 	c.meta = metadata.NewStore(c.kv)
 	t.Cleanup(func() { c.reg.check(t) })
 	return c
-}
-
-func openKV(t *testing.T, endpoint, prefix string) *etcdkv.KV {
-	t.Helper()
-	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/" + prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kv.Close() })
-	return kv
 }
 
 func (c *testCluster) createTopic(name string, partitions int32) metadata.Topic {
@@ -68,7 +55,7 @@ type testNode struct {
 
 // start starts node id with its own etcd client; the test closes it.
 func (c *testCluster) start(id int32, durability string, hooks func(*Node)) (*testNode, error) {
-	return c.startOn(openKV(c.t, c.endpoint, c.prefix), id, durability, hooks)
+	return c.startOn(etcdtest.OpenKV(c.t, c.endpoint, c.prefix), id, durability, hooks)
 }
 
 // startOn is start on an etcd client the caller opened.

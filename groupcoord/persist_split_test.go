@@ -80,7 +80,7 @@ func (e *env) fetchedBig(group string, n int32) []int64 {
 // coordinator that loads the group afresh.
 func TestCommitOfManyPartitionsOnEtcd(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	e := newEnvOn(t, metadata.NewStore(openEtcd(t, endpoint)), 300)
+	e := newEnvOn(t, metadata.NewStore(etcdtest.OpenKV(t, endpoint, "sediment")), 300)
 	checkCommitOfMany(t, e)
 }
 
@@ -88,7 +88,7 @@ func TestCommitOfManyPartitionsOnEtcd(t *testing.T) {
 // raised): about 5 MiB, over etcd's request size, split by bytes too.
 func TestCommitOfLargeMetadataOnEtcd(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	e := newEnvOn(t, metadata.NewStore(openEtcd(t, endpoint)), 300, "offset.metadata.max.bytes", "20000")
+	e := newEnvOn(t, metadata.NewStore(etcdtest.OpenKV(t, endpoint, "sediment")), 300, "offset.metadata.max.bytes", "20000")
 	checkCommitOfMany(t, e, strings.Repeat("m", 16<<10))
 }
 

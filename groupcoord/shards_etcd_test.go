@@ -2,27 +2,11 @@ package groupcoord
 
 import (
 	"bytes"
-	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/sediment-io/sediment/metadata"
-	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
-
-func openEtcd(t *testing.T, endpoint string) *etcdkv.KV {
-	t.Helper()
-	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/sediment")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kv
-}
 
 // TestShardMoveOnEtcd: the shard move of TestShardMove on a real etcd,
 // each coordinator with its own client: the new owner serves the group
@@ -30,8 +14,8 @@ func openEtcd(t *testing.T, endpoint string) *etcdkv.KV {
 // commit fails on the fence, changing nothing.
 func TestShardMoveOnEtcd(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	ce := newClusterEnv(t, openEtcd(t, endpoint))
-	metaB := metadata.NewStore(openEtcd(t, endpoint))
+	ce := newClusterEnv(t, etcdtest.OpenKV(t, endpoint, "sediment"))
+	metaB := metadata.NewStore(etcdtest.OpenKV(t, endpoint, "sediment"))
 	t.Cleanup(func() { metaB.Close() })
 	a, b := ce.openNode(1), ce.openNodeOn(2, metaB)
 	shard := ShardOf("g")

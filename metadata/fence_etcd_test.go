@@ -2,27 +2,11 @@ package metadata_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/sediment-io/sediment/metadata"
-	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
-
-func openEtcd(t *testing.T, endpoint, prefix string) *etcdkv.KV {
-	t.Helper()
-	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/" + prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kv.Close() })
-	return kv
-}
 
 // On a real etcd, two brokers on one prefix: the first owns the partition
 // and commits; the second takes the owner key between the first's plan and
@@ -31,8 +15,8 @@ func openEtcd(t *testing.T, endpoint, prefix string) *etcdkv.KV {
 func TestEtcdCommitFencedBetweenPlanAndCommit(t *testing.T) {
 	ctx := context.Background()
 	endpoint, _ := etcdtest.Start(t)
-	kvA := &fenceKV{KV: openEtcd(t, endpoint, "fence")}
-	kvB := openEtcd(t, endpoint, "fence")
+	kvA := &fenceKV{KV: etcdtest.OpenKV(t, endpoint, "fence")}
+	kvB := etcdtest.OpenKV(t, endpoint, "fence")
 	a, b := metadata.NewStore(kvA), metadata.NewStore(kvB)
 	id := committedTopic(t, a)
 	key := ownKey(id, 0)
@@ -64,7 +48,7 @@ func TestEtcdCommitFencedBetweenPlanAndCommit(t *testing.T) {
 func TestEtcdFencedCommitFitsLimits(t *testing.T) {
 	ctx := context.Background()
 	endpoint, _ := etcdtest.Start(t)
-	kv := openEtcd(t, endpoint, "limits")
+	kv := etcdtest.OpenKV(t, endpoint, "limits")
 	s := metadata.NewStore(kv)
 	const parts = 32
 	id := metadata.NewTopicID()

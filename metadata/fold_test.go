@@ -24,7 +24,7 @@ func onBothBackends(t *testing.T, body func(t *testing.T, kv metadata.KV)) {
 	})
 	t.Run("etcd", func(t *testing.T) {
 		endpoint, _ := etcdtest.Start(t)
-		body(t, openEtcd(t, endpoint, "fold"))
+		body(t, etcdtest.OpenKV(t, endpoint, "fold"))
 	})
 }
 

@@ -32,7 +32,7 @@ func (k *crashEtcdKV) Txn(ctx context.Context, conds []metadata.Cond, ops []meta
 func TestEtcdLargeTopicLifecycle(t *testing.T) {
 	ctx := context.Background()
 	endpoint, _ := etcdtest.Start(t)
-	kv := openEtcd(t, endpoint, "large")
+	kv := etcdtest.OpenKV(t, endpoint, "large")
 	s := metadata.NewStore(kv)
 	id := metadata.NewTopicID()
 	if err := s.CreateTopic(ctx, metadata.Topic{Name: "large", ID: id, Partitions: 1000}); err != nil {
@@ -66,9 +66,9 @@ func TestEtcdLargeTopicLifecycle(t *testing.T) {
 func TestEtcdSplitCreateCrash(t *testing.T) {
 	ctx := context.Background()
 	endpoint, _ := etcdtest.Start(t)
-	dying := &crashEtcdKV{KV: openEtcd(t, endpoint, "crash")}
+	dying := &crashEtcdKV{KV: etcdtest.OpenKV(t, endpoint, "crash")}
 	dying.left.Store(4) // the pending record and three chunks of 1,000 partitions
-	other := openEtcd(t, endpoint, "crash")
+	other := etcdtest.OpenKV(t, endpoint, "crash")
 	s := metadata.NewStore(other)
 	err := metadata.NewStore(dying).CreateTopic(ctx, metadata.Topic{Name: "t", ID: metadata.NewTopicID(), Partitions: 1000})
 	if !errors.Is(err, errCrash) {

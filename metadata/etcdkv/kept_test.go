@@ -18,7 +18,7 @@ import (
 // batches no longer count: its next epoch starts at the committed offset.
 func TestAcquireKeepingStartsEpochAtKeptEnd(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "kept")
+	kv := etcdtest.OpenKV(t, endpoint, "kept")
 	s := metadata.NewStore(kv)
 	ctx := context.Background()
 	topic := metadata.Topic{Name: "t", ID: metadata.NewTopicID(), Partitions: 1}

@@ -18,7 +18,7 @@ import (
 // without it etcd would keep every revision) and sets the db size gauge.
 func TestMaintainCompactsHistory(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "maintain")
+	kv := etcdtest.OpenKV(t, endpoint, "maintain")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first, err := kv.Txn(ctx, nil, []metadata.Op{metadata.Put("k", []byte("1"))})

@@ -28,7 +28,7 @@ func grant(t *testing.T, kv *etcdkv.KV) int64 {
 // revoked lease frees the partition.
 func TestAcquirePartition(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "acquire")
+	kv := etcdtest.OpenKV(t, endpoint, "acquire")
 	s := metadata.NewStore(kv)
 	ctx := context.Background()
 	topic := metadata.Topic{Name: "t", ID: metadata.NewTopicID(), Partitions: 2}
@@ -81,7 +81,7 @@ func TestAcquirePartition(t *testing.T) {
 // fails; a revoked lease frees the shard.
 func TestAcquireShard(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "shards")
+	kv := etcdtest.OpenKV(t, endpoint, "shards")
 	s := metadata.NewStore(kv)
 	ctx := context.Background()
 	l1, l2 := grant(t, kv), grant(t, kv)
@@ -135,7 +135,7 @@ func (u *uncertainKV) Txn(ctx context.Context, conds []metadata.Cond, ops []meta
 // answer was lost counts as done.
 func TestAcquireUncertain(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "uncertain-own")
+	kv := etcdtest.OpenKV(t, endpoint, "uncertain-own")
 	u := &uncertainKV{KV: kv}
 	s := metadata.NewStore(u)
 	ctx := context.Background()

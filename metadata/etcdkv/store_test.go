@@ -14,7 +14,7 @@ import (
 // fold, and a consumer group's record and offsets.
 func TestEtcdStore(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	s := metadata.NewStore(openKV(t, endpoint, "store"))
+	s := metadata.NewStore(etcdtest.OpenKV(t, endpoint, "store"))
 	ctx := context.Background()
 	const parts = 40
 	id := metadata.NewTopicID()

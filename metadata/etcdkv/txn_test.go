@@ -38,7 +38,7 @@ func TestEtcdOverlappingWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer bolt.Close()
-			etcd := openKV(t, endpoint, fmt.Sprintf("overlap-%d", i))
+			etcd := etcdtest.OpenKV(t, endpoint, fmt.Sprintf("overlap-%d", i))
 			var got [2][]string
 			for j, kv := range []metadata.KV{bolt, etcd} {
 				seed := []metadata.Op{put("x/1", v("old")), put("x/2", v("old")), put("x/10", v("old")), put("y", v("old"))}
@@ -74,7 +74,7 @@ func dump(t *testing.T, kv metadata.KV) []string {
 // one at the limits is accepted by a real etcd with its default settings.
 func TestEtcdLimits(t *testing.T) {
 	endpoint, _ := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "limits")
+	kv := etcdtest.OpenKV(t, endpoint, "limits")
 	ctx := context.Background()
 	puts := func(n int) []metadata.Op {
 		ops := make([]metadata.Op, n)
@@ -122,7 +122,7 @@ func TestEtcdLimits(t *testing.T) {
 // sent, and a lost compare, do not.
 func TestEtcdUncertain(t *testing.T) {
 	endpoint, stop := etcdtest.Start(t)
-	kv := openKV(t, endpoint, "uncertain")
+	kv := etcdtest.OpenKV(t, endpoint, "uncertain")
 	ops := []metadata.Op{metadata.Put("k", []byte("v"))}
 	if _, err := kv.Txn(context.Background(), nil, ops); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -18,14 +17,7 @@ import (
 // as cmd/broker does on etcd.
 func openEtcdLog(t *testing.T, e *logEnv, endpoint string) (*Log, *metadata.Store, *etcdkv.KV) {
 	t.Helper()
-	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/limits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := etcdtest.OpenKV(t, endpoint, "limits")
 	meta := metadata.NewStore(kv)
 	opts := e.opts
 	opts.Meta, opts.MaxObjectPartitions = meta, 32

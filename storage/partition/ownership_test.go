@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
-	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 	"github.com/sediment-io/sediment/storage/objectstore"
 	"github.com/sediment-io/sediment/storage/objectstore/mem"
@@ -90,19 +88,8 @@ func newCluster(t *testing.T) *cluster {
 // newEtcdCluster is a cluster whose metadata is a real embedded etcd.
 func newEtcdCluster(t *testing.T) *cluster {
 	endpoint, _ := etcdtest.Start(t)
-	cfg, err := etcdkv.ParseURL("etcd://" + endpoint + "/sediment")
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func() metadata.KV {
-		kv, err := etcdkv.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return kv
-	}
+	open := func() metadata.KV { return etcdtest.OpenKV(t, endpoint, "sediment") }
 	shared := open()
-	t.Cleanup(func() { shared.Close() })
 	return &cluster{t: t, store: mem.New(), kv: open, shared: shared}
 }
 

@@ -15,6 +15,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/sediment-io/sediment/internal/modroot"
 )
 
 // errNoEtcd says how to get the etcd server a cluster run needs.
@@ -29,7 +31,7 @@ func etcdBinary() (string, error) {
 		}
 		return p, nil
 	}
-	root, err := moduleRoot()
+	root, err := modroot.Dir()
 	if err != nil {
 		return "", fmt.Errorf("bench: %w (%w)", err, errNoEtcd)
 	}

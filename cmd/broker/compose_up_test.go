@@ -5,16 +5,14 @@ package main
 // `make compose` brings docker-compose.yml up for real, as a user's
 // `docker compose up` does: the image built from ./Dockerfile, MinIO, the
 // bucket step and the broker, reached from this machine through the
-// published ports. It needs a container engine with the compose plugin
-// and the ports 9000, 9001, 9092 and 9644 free; it is not in `make test`,
-// whose machines have no engine. A missing engine is a failure that says
-// so, never a skip.
+// published ports. It needs a container engine with compose (Docker's
+// plugin, or podman-compose: see compose_engine_test.go) and the ports
+// 9000, 9001, 9092 and 9644 free; it is not in `make test`, whose machines
+// have no engine. A missing engine is a failure that says so, never a skip.
 
 import (
 	"context"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,25 +25,6 @@ import (
 // developer's own `docker compose up` of the same file.
 const composeProject = "sediment-compose-test"
 
-// composeRun runs `docker compose` on the repository's file and returns
-// its output; a failure fails t with that output.
-func composeRun(t *testing.T, timeout time.Duration, args ...string) string {
-	t.Helper()
-	out, err := composeExec(timeout, args...)
-	if err != nil {
-		t.Fatalf("docker compose %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-func composeExec(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	full := append([]string{"compose", "-p", composeProject, "-f", filepath.Join("..", "..", "docker-compose.yml")}, args...)
-	out, err := exec.CommandContext(ctx, "docker", full...).CombinedOutput()
-	return string(out), err
-}
-
 // TestComposeUp: `docker compose up` builds the image and starts MinIO,
 // the bucket and the broker, all healthy; the broker runs as the image's
 // non-root user; a Kafka client on this machine produces to localhost:9092
@@ -54,12 +33,7 @@ func composeExec(timeout time.Duration, args ...string) (string, error) {
 // and every acknowledged record is read back in order, byte for byte; the
 // broker's /readyz and the MinIO console answer on their published ports.
 func TestComposeUp(t *testing.T) {
-	if _, err := exec.LookPath("docker"); err != nil {
-		t.Fatal("docker not found: install Docker Engine with the compose plugin (https://docs.docker.com/engine/install/)")
-	}
-	if out, err := exec.Command("docker", "compose", "version").CombinedOutput(); err != nil {
-		t.Fatalf("docker compose version: %v\n%s\ninstall the Docker Compose plugin (docker-compose-plugin)", err, out)
-	}
+	e := findComposeEngine(t)
 	f := readCompose(t)
 	minio, broker := f.Services["minio"], f.Services["broker"]
 	bucket := createdBucket(t, f.Services["create-bucket"])
@@ -67,19 +41,12 @@ func TestComposeUp(t *testing.T) {
 
 	t.Cleanup(func() {
 		if t.Failed() {
-			logs, _ := composeExec(time.Minute, "logs", "--no-color", "broker")
-			t.Logf("broker logs:\n%s", strings.TrimSpace(logs))
+			t.Logf("broker logs:\n%s", e.logs("broker"))
 		}
-		if out, err := composeExec(5*time.Minute, "down", "-v"); err != nil {
-			t.Errorf("docker compose down -v: %v\n%s", err, out)
-		}
+		e.down(t)
 	})
-	up := func() {
-		t.Helper()
-		composeRun(t, 30*time.Minute, "up", "-d", "--build", "--wait", "--wait-timeout", "600")
-	}
-	up()
-	if uid := strings.TrimSpace(composeRun(t, time.Minute, "exec", "-T", "broker", "id", "-u")); uid == "" || uid == "0" {
+	e.up(t, f)
+	if uid := strings.TrimSpace(e.run(t, time.Minute, "exec", "-T", "broker", "id", "-u")); uid == "" || uid == "0" {
 		t.Errorf("the broker container runs as uid %q, want the image's non-root user", uid)
 	}
 
@@ -108,8 +75,8 @@ func TestComposeUp(t *testing.T) {
 		}
 	}
 
-	composeRun(t, 2*time.Minute, "kill", "-s", "SIGKILL", "broker")
-	up()
+	e.run(t, 2*time.Minute, "kill", "-s", "SIGKILL", "broker")
+	e.up(t, f)
 	checkNumbered(t, readTopic(t, addr, topic), total, partitions)
 
 	for name, target := range map[string]string{"broker /readyz": "http://localhost:9644/readyz", "MinIO console": "http://localhost:9001/"} {

@@ -82,18 +82,16 @@ func (v *variantRun) measure(ctx context.Context, round int) (EtcdHourPoint, err
 		return pt, err
 	}
 	pt.Txns, pt.ReceivedBytes = m.Txns, m.ReceivedBytes
-	if pt.Keys, err = countKeys(ctx, v.etcd.client, etcdHourPrefix+"/", false); err != nil {
+	if pt.Keys, err = countKeys(ctx, v.etcd.client, etcdHourPrefix+"/"); err != nil {
 		return pt, err
 	}
 	for _, n := range pt.Keys {
 		pt.KeysTotal += n
 	}
 	if v.foldKeys < round {
-		idx, err := countKeys(ctx, v.etcd.client, etcdHourPrefix+"/index/", true)
-		if err != nil {
+		if pt.Manifests, err = countManifests(ctx, v.etcd.client, etcdHourPrefix+"/"); err != nil {
 			return pt, err
 		}
-		pt.Manifests = idx["manifest"]
 	}
 	return pt, nil
 }
@@ -118,45 +116,80 @@ func (v *variantRun) finish(ctx context.Context, done int) error {
 	return nil
 }
 
-// countKeys counts the live keys under prefix by the first path segment
-// after it. With values, it counts instead the index entries that are
-// manifests ("manifest") and the others ("entry").
-func countKeys(ctx context.Context, cli *clientv3.Client, prefix string, values bool) (map[string]int64, error) {
+// keyClasses are the first path segments of the keys the log writes;
+// countKeys counts each with one count-only range, since a paged range
+// makes etcd count the rest of the range for every page.
+var keyClasses = []string{"index/", "objects/", "parts/", "producers/", "topics/", "garbage/", "swept/",
+	"epochs/", "lifecycle/", "pending-topics/", "deleted-topics/", "producerids"}
+
+// countKeys counts the live keys under prefix by keyClasses (the rest as
+// "other"), with the producer deltas apart from the rest of the producer
+// state.
+func countKeys(ctx context.Context, cli *clientv3.Client, prefix string) (map[string]int64, error) {
 	out := map[string]int64{}
+	count := func(p string) (int64, error) {
+		resp, err := cli.Get(ctx, p, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return 0, fmt.Errorf("bench: etcd-hour: count keys under %s: %w", p, err)
+		}
+		return resp.Count, nil
+	}
+	total, err := count(prefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range keyClasses {
+		n, err := count(prefix + c)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			out[strings.TrimSuffix(c, "/")] = n
+		}
+		total -= n
+	}
+	if total > 0 {
+		out["other"] = total
+	}
+	deltas, err := scanKeys(ctx, cli, prefix+"producers/", func(key string, _ []byte) bool { return strings.Contains(key, "/delta/") })
+	if err != nil {
+		return nil, err
+	}
+	if deltas > 0 {
+		out["producers"] -= deltas
+		out["producers (deltas)"] = deltas
+	}
+	return out, nil
+}
+
+// countManifests counts the index entries under prefix that are manifests
+// of folded entries.
+func countManifests(ctx context.Context, cli *clientv3.Client, prefix string) (int64, error) {
+	return scanKeys(ctx, cli, prefix+"index/", func(_ string, v []byte) bool { return bytes.Contains(v, []byte(`"manifest":true`)) })
+}
+
+// scanKeys counts the keys under prefix for which match holds, reading
+// them (values included) in pages: for prefixes of bounded size only.
+func scanKeys(ctx context.Context, cli *clientv3.Client, prefix string, match func(key string, value []byte) bool) (int64, error) {
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	from := prefix
+	var n int64
 	for range 1 << 20 { // pages of 5,000: up to 5 billion keys
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(5000)}
-		if !values {
-			opts = append(opts, clientv3.WithKeysOnly())
-		}
-		resp, err := cli.Get(ctx, from, opts...)
+		resp, err := cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(5000))
 		if err != nil {
-			return nil, fmt.Errorf("bench: etcd-hour: count keys under %s: %w", prefix, err)
+			return 0, fmt.Errorf("bench: etcd-hour: read keys under %s: %w", prefix, err)
 		}
 		for _, kv := range resp.Kvs {
-			out[keyClass(strings.TrimPrefix(string(kv.Key), prefix), kv.Value, values)]++
+			if match(string(kv.Key), kv.Value) {
+				n++
+			}
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			return out, nil
+			return n, nil
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
-	return nil, fmt.Errorf("bench: etcd-hour: too many keys under %s", prefix)
-}
-
-func keyClass(rel string, value []byte, values bool) string {
-	if values {
-		if bytes.Contains(value, []byte(`"manifest":true`)) {
-			return "manifest"
-		}
-		return "entry"
-	}
-	first, _, _ := strings.Cut(rel, "/")
-	if first == "producers" && strings.Contains(rel, "/delta/") {
-		return "producers (deltas)"
-	}
-	return first
+	return 0, fmt.Errorf("bench: etcd-hour: too many keys under %s", prefix)
 }
 
 // loadAvg is /proc/loadavg's 1, 5 and 15 minutes.

@@ -171,6 +171,9 @@ func (v *variantRun) rounds(ctx context.Context) (int, error) {
 		}
 		v.clock.Store(int64(r) * roundMs)
 		if err := v.round(ctx, r); err != nil {
+			if ctx.Err() != nil {
+				break // interrupted: the rounds done are the run
+			}
 			return done, fmt.Errorf("bench: etcd-hour: round %d: %w", r, err)
 		}
 		done = r
@@ -184,7 +187,7 @@ func (v *variantRun) rounds(ctx context.Context) (int, error) {
 			}
 		}
 		if r%c.CheckpointEvery == 0 && r < c.Rounds {
-			if err := v.checkpoint(ctx, r); err != nil {
+			if err := v.checkpoint(ctx, r); err != nil && ctx.Err() == nil {
 				return done, err
 			}
 		}

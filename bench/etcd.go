@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -40,42 +38,6 @@ func etcdBinary() (string, error) {
 		return "", fmt.Errorf("bench: %s: %w", p, errNoEtcd)
 	}
 	return p, nil
-}
-
-// moduleRoot walks up from the working directory to the directory whose
-// go.mod declares the Sediment module (`broker bench` runs from the
-// checkout, a test from its package's directory).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for range 64 {
-		if declaresSediment(filepath.Join(dir, "go.mod")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return "", errors.New("no go.mod of github.com/sediment-io/sediment above the working directory")
-}
-
-func declaresSediment(goMod string) bool {
-	f, err := os.Open(goMod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "module ")) == "github.com/sediment-io/sediment"
-		}
-	}
-	return false
 }
 
 // etcdProcess is a single-member etcd server subprocess on loopback, with

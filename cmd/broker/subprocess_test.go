@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,9 +76,18 @@ func startBinary(t *testing.T, bin, dataDir, addr string, env []string, attr *sy
 
 func (p *brokerProc) waitReady() {
 	p.t.Helper()
+	rebinds := 0
 	for i := 0; i < 600; i++ {
 		select {
 		case err := <-p.exited:
+			if rebinds < 3 && p.httpPortTaken() {
+				// The port freePort found was taken before the broker bound
+				// it (a loaded machine's outbound connections share the
+				// range): start again on another one.
+				rebinds++
+				p.relaunch()
+				continue
+			}
 			p.exited <- err
 			p.t.Fatalf("broker exited during start-up: %v\n%s", err, p.logs.String())
 		default:
@@ -92,6 +102,38 @@ func (p *brokerProc) waitReady() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	p.t.Fatalf("broker not ready after 30s\n%s", p.logs.String())
+}
+
+// httpPortTaken says whether the broker that just exited could not bind
+// its --http-listen address.
+func (p *brokerProc) httpPortTaken() bool {
+	logs := p.logs.String()
+	return strings.Contains(logs, "--http-listen "+p.http) && strings.Contains(logs, "address already in use")
+}
+
+// relaunch starts the exited broker again with the same arguments but a
+// new --http-listen port.
+func (p *brokerProc) relaunch() {
+	p.t.Helper()
+	args := slices.Clone(p.cmd.Args)
+	p.http = fmt.Sprintf("127.0.0.1:%d", freePort(p.t))
+	for i := range args[:len(args)-1] {
+		if args[i] == "--http-listen" {
+			args[i+1] = p.http
+		}
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env, cmd.SysProcAttr, cmd.Dir = p.cmd.Env, p.cmd.SysProcAttr, p.cmd.Dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.cmd, p.logs = cmd, newLogTail()
+	go p.logs.consume(stderr)
+	go func() { p.exited <- cmd.Wait() }()
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

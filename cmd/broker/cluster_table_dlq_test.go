@@ -29,7 +29,7 @@ import (
 // naming the slot holder as the converter; `broker cluster describe`
 // shows it too. A table topic without a dead-letter topic gets one.
 func TestClusterTableDeadLettersAndStatus(t *testing.T) {
-	c, cat := startTableCluster(t)
+	c, cat := startTableCluster(t, 3)
 	createTopics(t, c.addrs(1)[0], "events.dlq", 3)
 	var dlqOwners map[int32]owned
 	c.waitFor(30*time.Second, "events.dlq placed on three brokers", func(ctx context.Context) (bool, string) {
@@ -80,7 +80,7 @@ func TestClusterTableDeadLettersAndStatus(t *testing.T) {
 // once: the producer's retries of appends whose answer was lost are
 // deduplicated by the new owner. Every good record is in the table once.
 func TestClusterTableDeadLetterOwnerKilled(t *testing.T) {
-	c, cat := startTableCluster(t)
+	c, cat := startTableCluster(t, 3)
 	createTopics(t, c.addrs(1)[0], "events.dlq", 3)
 	createTableTopic(t, c.addrs(1)[0], "events", 3, nil)
 	holder := c.tableHolder()
@@ -125,7 +125,7 @@ func TestClusterTableDeadLetterOwnerKilled(t *testing.T) {
 // twice, as documented), none dropped. Then every live broker names the
 // new converter in the table's status.
 func TestClusterTableHolderKilledAfterDeadLetters(t *testing.T) {
-	c, cat := startTableCluster(t)
+	c, cat := startTableCluster(t, 3)
 	createTopics(t, c.addrs(1)[0], "events.dlq", 3)
 	createTableTopic(t, c.addrs(1)[0], "events", 3, nil)
 	holder := c.tableHolder()
@@ -170,12 +170,12 @@ func TestClusterTableHolderKilledAfterDeadLetters(t *testing.T) {
 	checkStatusEverywhere(t, c, live, "events", map[string]string{"converter": strconv.Itoa(int(now)), "lag": "0", "state": "running"})
 }
 
-// startTableCluster starts three brokers sharing a SQLite catalog file
-// (every broker runs on this machine), and opens that catalog.
-func startTableCluster(t *testing.T) (*testCluster, icebergcatalog.Catalog) {
+// startTableCluster starts brokers sharing a SQLite catalog file (every
+// broker runs on this machine), and opens that catalog.
+func startTableCluster(t *testing.T, brokers int) (*testCluster, icebergcatalog.Catalog) {
 	t.Helper()
 	catURL := "sqlite://" + filepath.Join(t.TempDir(), "catalog.db")
-	c := startCluster(t, clusterOpts{Brokers: 3, Flags: []string{"--table-catalog", catURL, "--shared-local-store"}})
+	c := startCluster(t, clusterOpts{Brokers: brokers, Flags: []string{"--table-catalog", catURL, "--shared-local-store"}})
 	for k, v := range envMap(c.minio.Env()) {
 		t.Setenv(k, v)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 
 	"github.com/sediment-io/sediment/cluster"
 	"github.com/sediment-io/sediment/metadata"
-	"github.com/sediment-io/sediment/table/catalog"
 )
 
 // TestClusterTableTopic: two brokers on one etcd and one SQLite catalog
@@ -22,20 +19,7 @@ import (
 // once; when that broker is killed the other takes the slot over and
 // converts what follows, and still no record is in the table twice.
 func TestClusterTableTopic(t *testing.T) {
-	catURL := "sqlite://" + filepath.Join(t.TempDir(), "catalog.db")
-	c := startCluster(t, clusterOpts{Brokers: 2, Flags: []string{"--table-catalog", catURL, "--shared-local-store"}})
-	for k, v := range envMap(c.minio.Env()) {
-		t.Setenv(k, v)
-	}
-	cat, err := catalog.Open(testCtx(t, 30*time.Second), catURL, catalog.Options{ObjectStoreURL: c.store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cl, ok := cat.(io.Closer); ok {
-			cl.Close()
-		}
-	})
+	c, cat := startTableCluster(t, 2)
 	createTableTopic(t, c.addrs(1)[0], "events", 4, nil)
 	produceValues(t, c.addrs(1)[0], "events", 4, numbered(0, 40))
 	checkOnce(t, waitTableRows(t, cat, "events", 40), 40)

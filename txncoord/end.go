@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/pprof"
 	"time"
 
@@ -88,7 +89,7 @@ func (c *Coordinator) endLocked(t *txn, pid int64, epoch int16, commit bool) (ph
 // write). A newer InitProducerId and the timeout sweep do this.
 func (c *Coordinator) fenceLocked(t *txn) error {
 	next := t.rec
-	if next.epoch < 32767 {
+	if next.epoch < math.MaxInt16 {
 		next.epoch++
 	}
 	next.lastPid, next.lastEpoch = t.rec.pid, noEpoch

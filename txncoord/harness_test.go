@@ -15,6 +15,7 @@ import (
 
 	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
+	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
 
 // fakeClock moves only when a test advances it.
@@ -147,6 +148,15 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	return newEnvOn(t, kv)
+}
+
+// backends runs body on a bbolt store and on a real etcd.
+func backends(t *testing.T, body func(t *testing.T, e *env)) {
+	t.Run("bbolt", func(t *testing.T) { body(t, newEnv(t)) })
+	t.Run("etcd", func(t *testing.T) {
+		endpoint, _ := etcdtest.Start(t)
+		body(t, newEnvOn(t, etcdtest.OpenKV(t, endpoint, "sediment")))
+	})
 }
 
 func newEnvOn(t *testing.T, kv metadata.KV) *env {

@@ -17,10 +17,11 @@ import (
 // same store (with a higher coordinator epoch) writes the commit markers
 // once and stores CompleteCommit; a retried EndTxn then succeeds without
 // writing markers again. An Ongoing transaction of the first keeps its
-// timeout and is left open.
-func TestReopenMidPrepareCommit(t *testing.T) {
+// timeout and is left open. On bbolt and on etcd.
+func TestReopenMidPrepareCommit(t *testing.T) { backends(t, reopenMidPrepareCommit) }
+
+func reopenMidPrepareCommit(t *testing.T, e *env) {
 	ctx := context.Background()
-	e := newEnv(t)
 	var phases []string
 	cfg := e.config()
 	cfg.Hook = func(p string) { phases = append(phases, p) }

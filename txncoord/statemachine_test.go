@@ -8,10 +8,11 @@ import (
 )
 
 // TestStateMachine walks one transactional id through Kafka's transitions
-// and checks each answer's error code.
-func TestStateMachine(t *testing.T) {
+// and checks each answer's error code, on bbolt and on etcd.
+func TestStateMachine(t *testing.T) { backends(t, stateMachine) }
+
+func stateMachine(t *testing.T, e *env) {
 	ctx := context.Background()
-	e := newEnv(t)
 	c := e.open()
 	const id = "tx"
 	p := initID(t, c, id)

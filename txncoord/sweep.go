@@ -35,19 +35,30 @@ func (c *Coordinator) abortTimedOut() {
 			continue
 		}
 		for _, t := range sh.snapshot() {
-			t.mu.Lock()
-			r := t.rec
-			if !t.gone && t.exists() && !t.writing && r.state == Ongoing && r.startMs+int64(r.timeoutMs) < now {
-				if err := c.fenceLocked(t); err == nil {
-					c.m.timedOut.Inc()
-					c.lg.Info("transaction timed out: aborting it", "transactional_id", t.id, "producer_id", r.pid,
-						"epoch", t.rec.epoch, "timeout_ms", r.timeoutMs)
-				}
+			if c.abortIfTimedOut(t, now) {
+				c.hook("after-prepare-abort")
 			}
-			t.mu.Unlock()
 		}
 		sh.wg.Done()
 	}
+}
+
+// abortIfTimedOut fences and aborts t's transaction if it is Ongoing past
+// its timeout; it says whether it did.
+func (c *Coordinator) abortIfTimedOut(t *txn, now int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.rec
+	if t.gone || !t.exists() || t.writing || r.state != Ongoing || r.startMs+int64(r.timeoutMs) >= now {
+		return false
+	}
+	if err := c.fenceLocked(t); err != nil {
+		return false
+	}
+	c.m.timedOut.Inc()
+	c.lg.Info("transaction timed out: aborting it", "transactional_id", t.id, "producer_id", r.pid,
+		"epoch", t.rec.epoch, "timeout_ms", r.timeoutMs)
+	return true
 }
 
 // expireIDs deletes the records of transactional ids idle (Empty or

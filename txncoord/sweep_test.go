@@ -70,10 +70,11 @@ func TestTimeoutSweepRuns(t *testing.T) {
 
 // TestExpiration: ids idle longer than IDExpiration are deleted, and stay
 // deleted after a reopen; open and recently used ones are kept. An
-// expired id starts again with a new producer id.
-func TestExpiration(t *testing.T) {
+// expired id starts again with a new producer id. On bbolt and on etcd.
+func TestExpiration(t *testing.T) { backends(t, expiration) }
+
+func expiration(t *testing.T, e *env) {
 	ctx := context.Background()
-	e := newEnv(t)
 	cfg := e.config()
 	cfg.IDExpiration = time.Hour
 	c := e.openWith(cfg)

@@ -92,6 +92,9 @@ func (t *txn) forgetLocked() {
 // failure t keeps its record; a lost fence drops the shard.
 func (c *Coordinator) storeLocked(t *txn, rec record) error {
 	sh := t.sh
+	if t.writing {
+		return fmt.Errorf("txncoord: store %q: another write is in flight: %w", t.id, kerr.ConcurrentTransactions)
+	}
 	if !c.writable(sh) {
 		return errNotCoordinator("shard %d is not owned here any more", sh.id)
 	}

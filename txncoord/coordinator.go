@@ -23,18 +23,18 @@ const (
 	DefaultExpireSweepInterval = time.Hour
 )
 
-// writeTimeout bounds one metadata write. A write is never cut short by
-// its request's context: an abandoned write of unknown outcome would
-// leave the record's version unknown.
+// writeTimeout bounds one metadata transaction. A write is never cut
+// short by its request's context: many requests share it.
 const writeTimeout = 30 * time.Second
 
 // Coordinator coordinates the transactions of the shards it owns (every
 // shard, on one node).
 type Coordinator struct {
-	cfg    Config
-	lg     *slog.Logger
-	m      *metrics
-	closed atomic.Bool
+	cfg     Config
+	lg      *slog.Logger
+	m       *metrics
+	persist *persister
+	closed  atomic.Bool
 
 	// mu guards shards and loading. Lock order: a txn's mu, then its
 	// shard's mu, then mu.
@@ -57,9 +57,11 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{cfg: cfg, lg: cfg.Logger, sweepsDone: make(chan struct{})}
 	c.m = newMetrics(c)
+	c.persist = newPersister(c)
 	if cfg.Fencer == nil {
 		if err := c.claimAll(ctx); err != nil {
 			c.closeShards()
+			c.persist.close()
 			return nil, err
 		}
 	} else {
@@ -151,6 +153,7 @@ func (c *Coordinator) Close() error {
 	c.stopSweeps()
 	<-c.sweepsDone
 	c.closeShards()
+	c.persist.close()
 	return nil
 }
 

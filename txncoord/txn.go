@@ -89,7 +89,8 @@ func (t *txn) forgetLocked() {
 // compare-and-swap on t's version under the shard's fence. t.mu is
 // released during the write and held again on return; meanwhile
 // t.writing makes other transitions answer CONCURRENT_TRANSACTIONS. On
-// failure t keeps its record; a lost fence drops the shard.
+// failure t keeps its record, or what metadata holds when the write's
+// outcome is in doubt; a lost fence drops the shard.
 func (c *Coordinator) storeLocked(t *txn, rec record) error {
 	sh := t.sh
 	if t.writing {
@@ -105,14 +106,16 @@ func (c *Coordinator) storeLocked(t *txn, rec record) error {
 	t.writing = true
 	version := t.version
 	t.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	v, err := c.cfg.Meta.WriteTxn(ctx, sh.fence, t.id, version, stored)
+	v, err := c.persist.write(sh, metadata.TxnWrite{ID: t.id, Version: version, Record: stored})
+	var reread *metadata.StoredTxn
 	if err != nil {
-		err = c.writeFailed(ctx, sh, t.id, err)
+		reread, err = c.writeFailed(sh, t.id, err)
 	}
-	cancel()
 	t.mu.Lock()
 	t.writing = false
+	if reread != nil {
+		c.adoptLocked(t, *reread)
+	}
 	if err != nil {
 		if !t.exists() {
 			t.forgetLocked()
@@ -125,18 +128,51 @@ func (c *Coordinator) storeLocked(t *txn, rec record) error {
 
 // writeFailed classifies a failed write: a lost fence drops the shard
 // (NOT_COORDINATOR: another coordinator owns it now); anything else is
-// COORDINATOR_NOT_AVAILABLE, which clients retry.
-func (c *Coordinator) writeFailed(ctx context.Context, sh *shard, id string, err error) error {
-	if metadata.IsConflict(err) || metadata.IsUncertain(err) {
-		if holds, ferr := c.cfg.Meta.TxnFenceHolds(ctx, sh.fence); ferr == nil && !holds {
-			c.lg.Error("transaction coordinator shard fenced: another coordinator owns it now", "shard", sh.id,
-				"fence", sh.fence.Version)
-			c.drop(sh, "dropped: its fence moved")
-			return fmt.Errorf("txncoord: store %q: %w: %w", id, kerr.NotCoordinator, err)
-		}
+// COORDINATOR_NOT_AVAILABLE, which clients retry. After a lost
+// compare-and-swap or an unknown outcome under a fence that holds, it
+// reads the record back (reread): metadata holds the truth.
+func (c *Coordinator) writeFailed(sh *shard, id string, err error) (*metadata.StoredTxn, error) {
+	if !metadata.IsConflict(err) && !metadata.IsUncertain(err) {
+		c.lg.Warn("transaction record not stored", "transactional_id", id, "err", err)
+		return nil, fmt.Errorf("txncoord: store %q: %w: %w", id, kerr.CoordinatorNotAvailable, err)
 	}
-	c.lg.Warn("transaction record not stored", "transactional_id", id, "err", err)
-	return fmt.Errorf("txncoord: store %q: %w: %w", id, kerr.CoordinatorNotAvailable, err)
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	holds, ferr := c.cfg.Meta.TxnFenceHolds(ctx, sh.fence)
+	if ferr == nil && !holds {
+		c.lg.Error("transaction coordinator shard fenced: another coordinator owns it now", "shard", sh.id,
+			"fence", sh.fence.Version)
+		c.drop(sh, "dropped: its fence moved")
+		return nil, fmt.Errorf("txncoord: store %q: %w: %w", id, kerr.NotCoordinator, err)
+	}
+	var reread *metadata.StoredTxn
+	if st, ok, rerr := c.cfg.Meta.ReadTxn(ctx, id); ferr == nil && rerr == nil {
+		if !ok {
+			st = metadata.StoredTxn{ID: id}
+		}
+		reread = &st
+	}
+	c.lg.Error("transaction record write lost its compare-and-swap or has an unknown outcome: read back",
+		"transactional_id", id, "err", err)
+	return reread, fmt.Errorf("txncoord: store %q: %w: %w", id, kerr.CoordinatorNotAvailable, err)
+}
+
+// adoptLocked makes st, read back from metadata, t's state, and resumes
+// its markers if it is in Prepare*.
+func (c *Coordinator) adoptLocked(t *txn, st metadata.StoredTxn) {
+	if st.Version == 0 {
+		t.rec, t.version = record{}, 0
+		return
+	}
+	rec, err := recordFromStored(st.Record)
+	if err != nil {
+		c.lg.Error("transaction record read back is unreadable", "transactional_id", t.id, "err", err)
+		return
+	}
+	t.rec, t.version = rec, st.Version
+	if rec.state == PrepareCommit || rec.state == PrepareAbort {
+		c.completeLocked(t)
+	}
 }
 
 // stored is rec as metadata keeps it.

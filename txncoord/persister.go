@@ -10,10 +10,41 @@ import (
 	"github.com/sediment-io/sediment/metadata"
 )
 
-// maxTxnWrites bounds the records of one metadata transaction: with one
-// condition per record and at most one fence per record it stays within
-// etcd's default --max-txn-ops (128).
-const maxTxnWrites = 63
+// Bounds of one metadata transaction: its records (with one condition
+// per record and at most one fence per record it stays within etcd's
+// default --max-txn-ops, 128) and about their bytes (etcd's default
+// --max-request-bytes is 1.5 MiB). A larger record goes alone.
+const (
+	maxTxnWrites = 63
+	maxTxnBytes  = 1 << 20
+)
+
+// writeBytes is about what a change adds to a transaction.
+func writeBytes(w metadata.TxnWrite) int {
+	n := 256 + len(w.ID)
+	if w.Record != nil {
+		for _, tp := range w.Record.Partitions {
+			n += 40 + len(tp.Topic)
+		}
+		for _, g := range w.Record.Groups {
+			n += 8 + len(g)
+		}
+	}
+	return n
+}
+
+// txnSize returns how many changes at the head of batch fit in one
+// transaction (at least one).
+func txnSize(batch []*writeReq) int {
+	size := 0
+	for i, r := range batch {
+		size += writeBytes(r.w)
+		if i > 0 && (i == maxTxnWrites || size > maxTxnBytes) {
+			return i
+		}
+	}
+	return len(batch)
+}
 
 // writeReq is one record change waiting for the persister.
 type writeReq struct {
@@ -101,7 +132,7 @@ func (p *persister) run() {
 				break
 			}
 			for len(batch) > 0 {
-				n := min(len(batch), maxTxnWrites)
+				n := txnSize(batch)
 				p.flush(batch[:n])
 				batch = batch[n:]
 			}

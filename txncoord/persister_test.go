@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sediment-io/sediment/metadata"
 )
 
 // TestManyProducersAtOnce: many producers' transitions at once, written in
@@ -83,5 +85,32 @@ func TestLostCompareAndSwapRereads(t *testing.T) {
 	wantErr(t, "commit retried", c.EndTxn(ctx, "tx", p.ProducerID, p.ProducerEpoch, true), nil)
 	if m := e.markers.written(); len(m) != 1 || len(m[0].Partitions) != 1 || m[0].Partitions[0] != tp("t", 0) {
 		t.Fatalf("markers: %+v", m)
+	}
+}
+
+// TestTxnSize: a transaction holds at most maxTxnWrites changes and about
+// maxTxnBytes, and a larger change goes alone.
+func TestTxnSize(t *testing.T) {
+	small := &writeReq{w: metadata.TxnWrite{ID: "a"}}
+	big := &writeReq{w: metadata.TxnWrite{ID: "b", Record: &metadata.TxnRecord{}}}
+	for range 30_000 {
+		big.w.Record.Partitions = append(big.w.Record.Partitions, metadata.TxnPartition{Topic: "topic", Partition: 1})
+	}
+	many := make([]*writeReq, 100)
+	for i := range many {
+		many[i] = small
+	}
+	for _, tc := range []struct {
+		batch []*writeReq
+		want  int
+	}{
+		{many, maxTxnWrites},
+		{[]*writeReq{big, small}, 1},
+		{[]*writeReq{small, big, small}, 1},
+		{[]*writeReq{small, small}, 2},
+	} {
+		if got := txnSize(tc.batch); got != tc.want {
+			t.Fatalf("txnSize of %d changes: %d, want %d", len(tc.batch), got, tc.want)
+		}
 	}
 }

@@ -126,6 +126,9 @@ func (c *Coordinator) complete(t *txn) {
 		t.completing = false
 		t.mu.Unlock()
 	}()
+	if rec.state != PrepareCommit && rec.state != PrepareAbort {
+		return
+	}
 	commit := rec.state == PrepareCommit
 	req := MarkerRequest{TransactionalID: t.id, ProducerID: rec.pid, ProducerEpoch: rec.epoch, Commit: commit,
 		CoordinatorEpoch: sh.epoch, Partitions: rec.partitions, Groups: rec.groups}

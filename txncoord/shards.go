@@ -179,6 +179,10 @@ func (c *Coordinator) AcquireShard(ctx context.Context, shard int32) error {
 	if err != nil {
 		return err
 	}
+	if c.closed.Load() {
+		sh.cancel()
+		return errNotCoordinator("coordinator closed while shard %d loaded", shard)
+	}
 	c.publish(sh)
 	c.lg.Info("transaction coordinator shard acquired", "shard", shard, "transactional_ids", len(sh.txns),
 		"coordinator_epoch", sh.epoch, "fence", fence.Version)

@@ -147,7 +147,7 @@ func (c *Coordinator) deleteGroup(id string, done func(error)) {
 		done(ErrGroupNotFound)
 	case g.state != StateEmpty || len(g.members) > 0 || len(g.pending) > 0:
 		done(ErrNonEmptyGroup)
-	case g.hasTxnOffsetsLocked() || g.txnInflight > 0:
+	case g.hasTxnOffsetsLocked() || len(g.txnInflight) > 0:
 		// Offsets pending in an open transaction would be lost with the
 		// group; its commit would then materialise them into no group.
 		done(ErrNonEmptyGroup)

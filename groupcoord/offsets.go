@@ -191,24 +191,24 @@ func (g *group) queueChangeLocked(w metadata.GroupWrite, done func(error)) error
 		w.Record = &rec
 		g.persisted = true
 	}
-	txn := len(w.TxnOffsets) > 0
+	pids := txnProducers(w)
 	g.inflight++
-	if txn {
-		g.txnInflight++
-	}
+	g.txnQueuedLocked(pids)
 	err := g.enqueueLocked(w, func(err error) {
 		g.mu.Lock()
-		if txn {
-			g.txnInflight--
-		}
+		g.txnDoneLocked(pids)
 		g.changeStoredLocked(w, created, err)
+		for _, pid := range pids {
+			g.indexTxnLocked(pid)
+		}
 		g.mu.Unlock()
 		done(err)
 	})
 	if err != nil {
 		g.inflight--
-		if txn {
-			g.txnInflight--
+		g.txnDoneLocked(pids)
+		for _, pid := range pids {
+			g.indexTxnLocked(pid)
 		}
 		g.persisted = !created
 	}

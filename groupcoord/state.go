@@ -47,8 +47,9 @@ type group struct {
 	txnFences map[int64]txnFence
 	persisted bool // its record exists in metadata (or a write of it is queued)
 	inflight  int  // offset writes queued and not yet applied
-	// txnInflight counts those of them that write pending offsets.
-	txnInflight int
+	// txnInflight counts those of them that write pending offsets, by
+	// producer id.
+	txnInflight map[int64]int
 	// stableWaiters run once no offset write is in flight (OffsetFetch
 	// with require_stable, CompleteTxn).
 	stableWaiters []func()

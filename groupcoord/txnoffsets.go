@@ -3,6 +3,7 @@ package groupcoord
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -191,10 +192,7 @@ func (c *Coordinator) CompleteTxn(ctx context.Context, shard int32, pid int64, e
 		return ErrNotCoordinator
 	}
 	var waits []chan error
-	for _, g := range c.allGroups() {
-		if g.own != o {
-			continue
-		}
+	for _, g := range c.txnGroups(o, pid) {
 		done := make(chan error, 1)
 		g.mu.Lock()
 		g.completeTxnLocked(pid, epoch, commit, done)
@@ -224,7 +222,7 @@ func (g *group) completeTxnLocked(pid int64, epoch int16, commit bool, done chan
 	case g.released:
 		done <- ErrNotCoordinator
 		return
-	case g.txnInflight > 0 || (g.inflight > 0 && len(g.txnOffsets[pid]) > 0):
+	case g.txnInflight[pid] > 0 || (g.inflight > 0 && len(g.txnOffsets[pid]) > 0):
 		g.stableWaiters = append(g.stableWaiters, func() { g.completeTxnLocked(pid, epoch, commit, done) })
 		return
 	}
@@ -323,11 +321,79 @@ func (g *group) fenceTxnLocked(pid int64, epoch int16) {
 	}
 }
 
+// txnGroups returns the groups of o with offsets of producer pid's open
+// transaction, sorted by id.
+func (c *Coordinator) txnGroups(o *shardOwner, pid int64) []*group {
+	c.mu.Lock()
+	out := make([]*group, 0, len(o.txnGroups[pid]))
+	for g := range o.txnGroups[pid] {
+		out = append(out, g)
+	}
+	c.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// indexTxnLocked lists g among the groups of its shard with offsets of
+// producer pid's open transaction while it has any, pending or being
+// written.
+func (g *group) indexTxnLocked(pid int64) {
+	open := len(g.txnOffsets[pid]) > 0 || g.txnInflight[pid] > 0
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	set := g.own.txnGroups[pid]
+	switch {
+	case open && set == nil:
+		g.own.txnGroups[pid] = map[*group]struct{}{g: {}}
+	case open:
+		set[g] = struct{}{}
+	case set != nil:
+		delete(set, g)
+		if len(set) == 0 {
+			delete(g.own.txnGroups, pid)
+		}
+	}
+}
+
+// txnProducers returns the producers whose pending offsets w writes.
+func txnProducers(w metadata.GroupWrite) []int64 {
+	var out []int64
+	for _, o := range w.TxnOffsets {
+		if !slices.Contains(out, o.ProducerID) {
+			out = append(out, o.ProducerID)
+		}
+	}
+	return out
+}
+
+// txnQueuedLocked counts a queued write of pending offsets of pids.
+func (g *group) txnQueuedLocked(pids []int64) {
+	for _, pid := range pids {
+		if g.txnInflight == nil {
+			g.txnInflight = map[int64]int{}
+		}
+		g.txnInflight[pid]++
+		g.indexTxnLocked(pid)
+	}
+}
+
+// txnDoneLocked counts a write of pending offsets of pids done (durable or
+// failed). The caller updates the index (indexTxnLocked) once it applied
+// the write, so that the group never leaves it in between.
+func (g *group) txnDoneLocked(pids []int64) {
+	for _, pid := range pids {
+		if g.txnInflight[pid]--; g.txnInflight[pid] <= 0 {
+			delete(g.txnInflight, pid)
+		}
+	}
+}
+
 // applyTxnOffsetsLocked applies the pending offsets of a durable change in
 // memory.
 func (g *group) applyTxnOffsetsLocked(w metadata.GroupWrite) {
 	for _, pid := range w.DropTxn {
 		delete(g.txnOffsets, pid)
+		g.indexTxnLocked(pid)
 	}
 	for _, o := range w.TxnOffsets {
 		byTP := g.txnOffsets[o.ProducerID]
@@ -346,6 +412,9 @@ func (g *group) applyTxnOffsetsLocked(w metadata.GroupWrite) {
 			g.txnOffsets[o.ProducerID] = byTP
 		}
 		byTP[o.GroupPartition] = &pendingOffset{*o.Offset}
+	}
+	for _, pid := range txnProducers(w) {
+		g.indexTxnLocked(pid)
 	}
 }
 

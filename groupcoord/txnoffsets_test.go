@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/metadata/etcdkv/etcdtest"
 )
@@ -393,5 +394,38 @@ func TestTxnCommitOfManyPartitionsOnEtcd(t *testing.T) {
 		if o != 2000+int64(p) {
 			t.Fatalf("partition %d at offset %d after the commit and a restart", p, o)
 		}
+	}
+}
+
+// TestCompleteTxnWaitsForPendingWrite: a transaction completed while its
+// pending offsets are still being written completes them too, rather than
+// leaving them pending for ever.
+func TestCompleteTxnWaitsForPendingWrite(t *testing.T) {
+	t.Parallel()
+	kv := newGateKV(t)
+	e := newEnvOn(t, metadata.NewStore(kv), 1)
+	e.cluster.setTopic("t", 4)
+	standalone := joined{"", -1}
+	e.commit("g", standalone, nil, 1) // the group's record
+	open := kv.close()
+	pending := txnCommit(e.c, "g", standalone, 7, 10, 20)
+	kv.waitEntered(t)
+	completed := make(chan error, 1)
+	go func() { completed <- e.c.CompleteTxn(context.Background(), ShardOf("g"), 7, 0, true) }()
+	g, _ := e.c.lookup("g")
+	testwait.Until(t, hangBound, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.stableWaiters) > 0
+	}, "the completion does not wait for the write in flight")
+	open()
+	if res := recv(t, pending); res.Err != nil || res.Partitions[0] != nil {
+		t.Fatalf("txn commit: %+v", res)
+	}
+	if err := recv(t, completed); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.stable("g"); got != "10,20,-1,-1" {
+		t.Fatalf("after the completion: %s", got)
 	}
 }

@@ -256,6 +256,11 @@ func (g *group) completeTxnLocked(pid int64, epoch int16, commit bool, done chan
 		g.mu.Lock()
 		g.fenceTxnLocked(pid, epoch)
 		g.mu.Unlock()
+		result := "abort"
+		if commit {
+			result = "commit"
+		}
+		g.c.m.txnsCompleted.WithLabelValues(result).Inc()
 		done <- nil
 	})
 	g.c.lg.Info("group transaction completed", "group", g.id, "producer_id", pid, "producer_epoch", epoch,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sediment-io/sediment/internal/testwait"
@@ -109,6 +110,10 @@ func TestTxnCommitThenCommit(t *testing.T) {
 	e.complete(7, 0, false, "g")
 	if got := e.stable("g"); got != "11,6,12,-1" {
 		t.Fatalf("after repeated completions: %s", got)
+	}
+	var counted dto.Metric
+	if err := e.c.m.txnsCompleted.WithLabelValues("commit").Write(&counted); err != nil || counted.GetCounter().GetValue() != 1 {
+		t.Fatalf("%v completions counted (%v), want 1", counted.GetCounter().GetValue(), err)
 	}
 	e.restart()
 	if got := e.stable("g"); got != "11,6,12,-1" {

@@ -263,7 +263,8 @@ func (g *group) completeTxnLocked(pid int64, epoch int16, commit bool, done chan
 		g.c.m.txnsCompleted.WithLabelValues(result).Inc()
 		done <- nil
 	})
-	g.c.lg.Info("group transaction completed", "group", g.id, "producer_id", pid, "producer_epoch", epoch,
+	// Debug: a transactional workload completes many a second.
+	g.c.lg.Debug("group transaction completing", "group", g.id, "producer_id", pid, "producer_epoch", epoch,
 		"commit", commit, "offsets", len(tps))
 }
 

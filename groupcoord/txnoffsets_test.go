@@ -237,10 +237,26 @@ func TestTxnCommitZombie(t *testing.T) {
 // TestTxnOffsetsSurviveKill: pending offsets are durable once TxnCommit
 // answers: a coordinator opened on the same store while the first still
 // runs (as after a SIGKILL) serves them as pending, and commits or aborts
-// them.
+// them. On bbolt and on a real etcd.
 func TestTxnOffsetsSurviveKill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	for _, backend := range []string{"bbolt", "etcd"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var e *env
+			if backend == "etcd" {
+				endpoint, _ := etcdtest.Start(t)
+				e = newEnvOn(t, metadata.NewStore(etcdtest.OpenKV(t, endpoint, "sediment")), 1)
+				e.cluster.setTopic("t", 4)
+			} else {
+				e = newEnv(t)
+			}
+			checkSurviveKill(t, e)
+		})
+	}
+}
+
+func checkSurviveKill(t *testing.T, e *env) {
 	ms := e.stableGroup("g", 1)
 	e.commit("g", ms[0], nil, 1, 2, 3)
 	e.mustTxnCommit("g", ms[0], 7, 10, 20)

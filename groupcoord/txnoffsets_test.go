@@ -450,3 +450,28 @@ func TestCompleteTxnWaitsForPendingWrite(t *testing.T) {
 		t.Fatalf("after the completion: %s", got)
 	}
 }
+
+// TestDeleteOffsetsDropsPending: OffsetDelete of a partition also deletes
+// the offsets pending for it in transactions, as Kafka's tombstone does:
+// their commit then materialises nothing for it.
+func TestDeleteOffsetsDropsPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	standalone := joined{"", -1}
+	e.commit("g", standalone, nil, 5, 6)
+	e.mustTxnCommit("g", standalone, 7, 10, -1, 12)
+	e.mustTxnCommit("g", standalone, 8, 20, 21)
+	res := recv(t, e.c.DeleteOffsets("g", []metadata.GroupPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 2}}))
+	if res.Err != nil || res.Partitions[0] != nil || res.Partitions[1] != nil {
+		t.Fatalf("delete offsets: %+v", res)
+	}
+	if got := e.stable("g"); got != "-1,u,-1,-1" {
+		t.Fatalf("after deleting partitions 0 and 2: %s", got)
+	}
+	e.complete(7, 0, true, "g")
+	e.complete(8, 0, true, "g")
+	e.restart()
+	if got := e.stable("g"); got != "-1,21,-1,-1" {
+		t.Fatalf("after both commits and a restart: %s", got)
+	}
+}

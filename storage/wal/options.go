@@ -21,8 +21,9 @@ type Options struct {
 	FS FS
 	// SegmentBytes is the logical size at which a segment is rolled: a
 	// frame that would make the current, non-empty segment exceed it starts
-	// a new one. A single larger frame gets a segment of its own. Default
-	// 64 MiB.
+	// a new one. A single larger frame gets a segment of its own. Flush
+	// commits count towards the size but never start a segment, so a
+	// segment can end one commit (25 bytes) past it. Default 64 MiB.
 	SegmentBytes int64
 	// SlowSync is the fsync duration above which a sync is logged at Warn.
 	// Default 1s.

@@ -12,7 +12,9 @@ type FetchRequest struct {
 	// Topics are the partitions asked for; nil asks for every committed
 	// offset of the group.
 	Topics []FetchTopic
-	// RequireStable (v7+) waits until no commit of the group is in flight.
+	// RequireStable (v7+) waits until no commit of the group is in flight,
+	// and answers ErrUnstableOffsetCommit for each partition with offsets
+	// pending in an open transaction (KIP-447).
 	RequireStable bool
 }
 
@@ -37,12 +39,15 @@ type FetchedTopic struct {
 }
 
 // FetchedOffset is one partition's committed offset; Offset is -1 (and
-// LeaderEpoch -1) when nothing is committed.
+// LeaderEpoch -1) when nothing is committed. Err is set (with Offset -1)
+// when RequireStable asked and the partition has offsets pending in an
+// open transaction: kerr.UnstableOffsetCommit.
 type FetchedOffset struct {
 	Partition   int32
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
+	Err         error
 }
 
 // FetchOffsets returns a group's committed offsets. Offsets whose topic
@@ -80,19 +85,27 @@ func (c *Coordinator) FetchOffsets(req FetchRequest) <-chan FetchResult {
 				out <- FetchResult{Err: ErrNotCoordinator}
 				return
 			}
-			out <- c.fetchFrom(g.offsets, req)
+			out <- c.fetchFrom(g, req)
 		})
 		return out
 	}
-	out <- c.fetchFrom(g.offsets, req)
+	out <- c.fetchFrom(g, req)
 	return out
 }
 
-// fetchFrom answers req from offsets (nil: the group has none). The group's
-// lock, if any, is held.
-func (c *Coordinator) fetchFrom(offsets map[metadata.GroupPartition]*offsetState, req FetchRequest) FetchResult {
+// fetchFrom answers req from g's offsets (g nil: there is no group). The
+// group's lock, if any, is held.
+func (c *Coordinator) fetchFrom(g *group, req FetchRequest) FetchResult {
+	var offsets map[metadata.GroupPartition]*offsetState
+	unstable := func(metadata.GroupPartition) bool { return false }
+	if g != nil {
+		offsets = g.offsets
+		if req.RequireStable {
+			unstable = g.unstableLocked
+		}
+	}
 	if req.Topics == nil {
-		return FetchResult{Topics: c.allOffsets(offsets)}
+		return FetchResult{Topics: c.allOffsets(offsets, unstable)}
 	}
 	var res FetchResult
 	for _, t := range req.Topics {
@@ -100,7 +113,10 @@ func (c *Coordinator) fetchFrom(offsets map[metadata.GroupPartition]*offsetState
 		ft := FetchedTopic{Topic: t.Topic, TopicID: id}
 		for _, p := range t.Partitions {
 			fo := FetchedOffset{Partition: p, Offset: -1, LeaderEpoch: -1}
-			if o := offsets[metadata.GroupPartition{Topic: t.Topic, Partition: p}]; o != nil && live && o.TopicID == id {
+			tp := metadata.GroupPartition{Topic: t.Topic, Partition: p}
+			if unstable(tp) {
+				fo.Err = errUnstable(tp)
+			} else if o := offsets[tp]; o != nil && live && o.TopicID == id {
 				fo.Offset, fo.LeaderEpoch, fo.Metadata = o.Offset, o.LeaderEpoch, o.Metadata
 			}
 			ft.Partitions = append(ft.Partitions, fo)
@@ -110,8 +126,10 @@ func (c *Coordinator) fetchFrom(offsets map[metadata.GroupPartition]*offsetState
 	return res
 }
 
-// allOffsets lists every live committed offset, by topic and partition.
-func (c *Coordinator) allOffsets(offsets map[metadata.GroupPartition]*offsetState) []FetchedTopic {
+// allOffsets lists every live committed offset, by topic and partition;
+// those unstable says are pending in a transaction are answered with an
+// error instead.
+func (c *Coordinator) allOffsets(offsets map[metadata.GroupPartition]*offsetState, unstable func(metadata.GroupPartition) bool) []FetchedTopic {
 	tps := make([]metadata.GroupPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
@@ -132,6 +150,10 @@ func (c *Coordinator) allOffsets(offsets map[metadata.GroupPartition]*offsetStat
 			out = append(out, FetchedTopic{Topic: tp.Topic, TopicID: o.TopicID})
 		}
 		ft := &out[len(out)-1]
+		if unstable(tp) {
+			ft.Partitions = append(ft.Partitions, FetchedOffset{Partition: tp.Partition, Offset: -1, LeaderEpoch: -1, Err: errUnstable(tp)})
+			continue
+		}
 		ft.Partitions = append(ft.Partitions, FetchedOffset{Partition: tp.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata})
 	}
 	return out

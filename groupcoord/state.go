@@ -38,9 +38,12 @@ type group struct {
 	pendingSync    map[string]bool // members of the generation that owe a SyncGroup
 	storing        bool            // the leader's assignment is being made durable
 
-	offsets   map[metadata.GroupPartition]*offsetState
-	persisted bool // its record exists in metadata (or a write of it is queued)
-	inflight  int  // offset writes queued and not yet applied
+	offsets map[metadata.GroupPartition]*offsetState
+	// txnOffsets are the offsets committed inside open transactions, by
+	// producer id: pending until CompleteTxn.
+	txnOffsets map[int64]map[metadata.GroupPartition]*pendingOffset
+	persisted  bool // its record exists in metadata (or a write of it is queued)
+	inflight   int  // offset writes queued and not yet applied
 	// stableWaiters run once no offset write is in flight (OffsetFetch
 	// with require_stable).
 	stableWaiters []func()

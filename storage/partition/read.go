@@ -68,7 +68,13 @@ type FetchResult struct {
 	Bytes          int
 	HighWatermark  int64
 	LogStartOffset int64
-	Source         string // "tail", "wal" or "object"; empty when nothing was read
+	// LastStableOffset ends what read_committed consumers may read: the
+	// first offset of the oldest open transaction, else HighWatermark.
+	LastStableOffset int64
+	// Aborted lists, for ReadCommitted, the aborted transactions
+	// overlapping the returned batches, sorted by FirstOffset.
+	Aborted []AbortedTxn
+	Source  string // "tail", "wal" or "object"; empty when nothing was read
 	// Replica says the partition was read by a broker that does not own
 	// it, from the committed log (ReadReplica); HighWatermark is then the
 	// committed end it knows.
@@ -142,7 +148,7 @@ type readPlan struct {
 func (p *Partition) planRead(offset int64) (readPlan, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	plan := readPlan{res: FetchResult{HighWatermark: p.hw, LogStartOffset: p.logStart}}
+	plan := readPlan{res: FetchResult{HighWatermark: p.hw, LogStartOffset: p.logStart, LastStableOffset: p.hw}}
 	if p.deleted {
 		return plan, ErrUnknownPartition
 	}

@@ -215,7 +215,7 @@ func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBy
 	if o.gone {
 		return FetchResult{}, fmt.Errorf("%w: %s/%d: its topic was deleted", ErrUnknownPartition, p.topic.Name, p.index)
 	}
-	res := FetchResult{HighWatermark: o.end, LogStartOffset: o.logStart, Replica: true}
+	res := FetchResult{HighWatermark: o.end, LogStartOffset: o.logStart, LastStableOffset: o.end, Replica: true}
 	switch {
 	case offset < o.logStart:
 		return res, fmt.Errorf("%w: %d below the log start %d", ErrOffsetOutOfRange, offset, o.logStart)

@@ -76,6 +76,8 @@ type producePlan struct {
 	warmupEnd time.Time
 }
 
+// addProduced counts records as produced: at their acknowledgement, or
+// at their transaction's commit.
 func (c *counters) addProduced(a ackedCounts, at time.Time) {
 	c.produced.Add(a.records)
 	c.producedBytes.Add(a.bytes)

@@ -82,13 +82,13 @@ func adminTxnSuite(t *testing.T, c *adminCluster) {
 	}
 }
 
-// txnProducer is a franz-go transactional producer with its producer id.
-type txnProducer struct {
+// adminTxnProducer is a franz-go transactional producer with its producer id.
+type adminTxnProducer struct {
 	cl  *kgo.Client
 	pid string
 }
 
-func startTxnProducer(t *testing.T, addr, txnID string) *txnProducer {
+func startTxnProducer(t *testing.T, addr, txnID string) *adminTxnProducer {
 	t.Helper()
 	// Kafka 3.9's versions: transactions as Sediment serves them (KIP-890
 	// part 1; part 2's EndTxn v5 bumps the epoch at every commit).
@@ -107,10 +107,10 @@ func startTxnProducer(t *testing.T, addr, txnID string) *txnProducer {
 	if err != nil {
 		t.Fatalf("%s: producer id: %v", txnID, err)
 	}
-	return &txnProducer{cl: cl, pid: strconv.FormatInt(pid, 10)}
+	return &adminTxnProducer{cl: cl, pid: strconv.FormatInt(pid, 10)}
 }
 
-func (p *txnProducer) produce(t *testing.T, topic string, partition int32, n int) {
+func (p *adminTxnProducer) produce(t *testing.T, topic string, partition int32, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -122,7 +122,7 @@ func (p *txnProducer) produce(t *testing.T, topic string, partition int32, n int
 	}
 }
 
-func (p *txnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
+func (p *adminTxnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -139,3 +139,20 @@ func TestReleaseAndDrop(t *testing.T) {
 		t.Fatal("shard 64 acquired")
 	}
 }
+
+// TestOneNodeClaim: a second one-node coordinator opened on the same
+// store fences the first: the first's next write fails with
+// NOT_COORDINATOR and changes nothing, and the second serves the id.
+func TestOneNodeClaim(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	a := e.open()
+	p := initID(t, a, "tx")
+	b := e.open()
+	wantErr(t, "first coordinator adds", addParts(a, "tx", p, tp("t", 0)), kerr.NotCoordinator)
+	wantErr(t, "first coordinator after its fence failed", a.EndTxn(ctx, "tx", p.ProducerID, p.ProducerEpoch, true), kerr.NotCoordinator)
+	if d := describe(b, "tx"); d.Err != nil || d.State != Empty || d.ProducerID != p.ProducerID {
+		t.Fatalf("second coordinator: %+v", d)
+	}
+	wantErr(t, "second coordinator adds", addParts(b, "tx", p, tp("t", 0)), nil)
+}

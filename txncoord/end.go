@@ -42,7 +42,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, txnID string, pid int64, epoch
 	phase, err := c.endLocked(t, pid, epoch, commit)
 	t.mu.Unlock()
 	if phase != "" {
-		c.hook(phase)
+		c.prepared(t, phase)
 	}
 	return err
 }
@@ -70,7 +70,6 @@ func (c *Coordinator) endLocked(t *txn, pid int64, epoch int16, commit bool) (ph
 		if err := c.storeLocked(t, next); err != nil {
 			return "", err
 		}
-		c.completeLocked(t)
 		if commit {
 			return "after-prepare-commit", nil
 		}
@@ -86,7 +85,8 @@ func (c *Coordinator) endLocked(t *txn, pid int64, epoch int16, commit bool) (ph
 // fenceLocked bumps the epoch of t's Ongoing transaction (fencing its
 // producer) and stores PrepareAbort under the new epoch, then has it
 // aborted (Kafka's PrepareEpochFence followed by the abort, stored as one
-// write). A newer InitProducerId and the timeout sweep do this.
+// write); the caller then calls prepared. A newer InitProducerId and the
+// timeout sweep do this.
 func (c *Coordinator) fenceLocked(t *txn) error {
 	next := t.rec
 	if next.epoch < math.MaxInt16 {
@@ -94,11 +94,19 @@ func (c *Coordinator) fenceLocked(t *txn) error {
 	}
 	next.lastPid, next.lastEpoch = t.rec.pid, noEpoch
 	next.state, next.updateMs = PrepareAbort, c.now()
-	if err := c.storeLocked(t, next); err != nil {
-		return err
+	return c.storeLocked(t, next)
+}
+
+// prepared follows a durable Prepare* of t (t unlocked): the hook of the
+// phase first, so that a crash test stops before any marker, then the
+// marker writer.
+func (c *Coordinator) prepared(t *txn, phase string) {
+	c.hook(phase)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.gone && (t.rec.state == PrepareCommit || t.rec.state == PrepareAbort) {
+		c.completeLocked(t)
 	}
-	c.completeLocked(t)
-	return nil
 }
 
 // completeLocked starts the marker writer of t's Prepare* transaction

@@ -207,7 +207,7 @@ func takeShard(t *testing.T, kv metadata.KV, f *fakeFencer, shard int32) metadat
 	return c
 }
 
-// init runs InitProducerID with no KIP-360 ids.
+// initID runs InitProducerID with no KIP-360 ids.
 func initID(t *testing.T, c *Coordinator, id string) InitResult {
 	t.Helper()
 	res, err := c.InitProducerID(context.Background(), InitRequest{TransactionalID: id, TimeoutMs: 60_000, ProducerID: -1, ProducerEpoch: -1})

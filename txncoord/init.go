@@ -41,7 +41,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req InitRequest) (Init
 	res, phase, err := c.initLocked(ctx, t, req)
 	t.mu.Unlock()
 	if phase != "" {
-		c.hook(phase)
+		c.prepared(t, phase)
 	}
 	return res, err
 }

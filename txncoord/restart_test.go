@@ -24,7 +24,12 @@ func reopenMidPrepareCommit(t *testing.T, e *env) {
 	ctx := context.Background()
 	var phases []string
 	cfg := e.config()
-	cfg.Hook = func(p string) { phases = append(phases, p) }
+	cfg.Hook = func(p string) {
+		if p == "after-prepare-commit" && e.markers.attempts() != 0 {
+			t.Errorf("markers tried before the after-prepare-commit hook")
+		}
+		phases = append(phases, p)
+	}
 	a := e.openWith(cfg)
 	p := initID(t, a, "tx")
 	wantErr(t, "add", addParts(a, "tx", p, tp("t", 0), tp("u", 0)), nil)

@@ -36,7 +36,7 @@ func (c *Coordinator) abortTimedOut() {
 		}
 		for _, t := range sh.snapshot() {
 			if c.abortIfTimedOut(t, now) {
-				c.hook("after-prepare-abort")
+				c.prepared(t, "after-prepare-abort")
 			}
 		}
 		sh.wg.Done()

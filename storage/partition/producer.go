@@ -400,6 +400,7 @@ func (l *Log) expireProducers(ctx context.Context) error {
 			}
 			p.mu.Lock()
 			p.producers.expire(before)
+			p.producers.pruneAborted(p.logStart)
 			committed := p.committed
 			p.mu.Unlock()
 			if committed == p.foldedAt {

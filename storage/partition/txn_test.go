@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"reflect"
 	"sort"
 	"testing"
@@ -397,5 +398,125 @@ func TestTxnOwnershipMove(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTxnInterleavedModel: three transactional producers and a plain one
+// interleave at random, transactions commit and abort; after every step
+// the last stable offset is the oldest open transaction's first offset
+// and read_committed sees exactly the model's committed records below it,
+// record by record. A crash and restart at the end changes nothing.
+func TestTxnInterleavedModel(t *testing.T) {
+	e := newLogEnv(t, txnOpts(DurabilityWAL))
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	rng := rand.New(rand.NewSource(19))
+	type entry struct {
+		value string
+		pid   int64
+		txn   int // index into outcome, -1 for plain records
+	}
+	var log []entry   // by offset; markers hold an empty value
+	var outcome []int // per transaction: 0 open, 1 committed, 2 aborted
+	type txnProducer struct {
+		seq   int32
+		txn   int // current transaction, -1 none
+		first int64
+	}
+	prods := map[int64]*txnProducer{1: {txn: -1}, 2: {txn: -1}, 3: {txn: -1}}
+	var plainSeq int32
+	check := func(step int) {
+		t.Helper()
+		lso := int64(len(log))
+		for _, tp := range prods {
+			if tp.txn >= 0 {
+				lso = min(lso, tp.first)
+			}
+		}
+		if got := p.LastStableOffset(); got != lso {
+			t.Fatalf("step %d: last stable offset %d, model %d", step, got, lso)
+		}
+		var want []string
+		for _, en := range log[:lso] {
+			if en.value != "" && (en.txn < 0 || outcome[en.txn] == 1) {
+				want = append(want, en.value)
+			}
+		}
+		v := readCommittedAll(t, l, p)
+		if !reflect.DeepEqual(v.values, want) && !(len(v.values) == 0 && len(want) == 0) {
+			t.Fatalf("step %d: read committed %v, model %v", step, v.values, want)
+		}
+	}
+	for step := range 150 {
+		pid := int64(1 + rng.Intn(3))
+		tp := prods[pid]
+		switch r := rng.Intn(10); {
+		case r < 3:
+			v := fmt.Sprintf("plain%d", step)
+			produceWait(t, l, p, plainBatch(10, plainSeq, v))
+			plainSeq++
+			log = append(log, entry{value: v, pid: 10, txn: -1})
+		case r < 7:
+			if tp.txn < 0 {
+				tp.txn, tp.first = len(outcome), int64(len(log))
+				outcome = append(outcome, 0)
+			}
+			v := fmt.Sprintf("txn%d", step)
+			produceWait(t, l, p, txnBatch(pid, 0, tp.seq, v))
+			tp.seq++
+			log = append(log, entry{value: v, pid: pid, txn: tp.txn})
+		default:
+			commit := rng.Intn(2) == 0
+			marker(t, l, p, pid, 0, commit, 0)
+			if tp.txn >= 0 {
+				outcome[tp.txn] = 2
+				if commit {
+					outcome[tp.txn] = 1
+				}
+				tp.txn = -1
+			}
+			log = append(log, entry{pid: pid, txn: -1})
+		}
+		check(step)
+	}
+	before := readCommittedAll(t, l, p)
+	e.crash(l, false)
+	l = e.open()
+	tp, _ := l.Topic("t")
+	p = tp.Partition(0)
+	if got := readCommittedAll(t, l, p); !reflect.DeepEqual(got, before) {
+		t.Fatalf("after restart %+v, before %+v", got, before)
+	}
+	check(-1)
+}
+
+// TestTxnWakesOnLSO: a long poll registered with Notify wakes when a
+// marker moves the last stable offset, and the gauges count the open
+// transactions and the greatest lag.
+func TestTxnWakesOnLSO(t *testing.T) {
+	l := newLogEnv(t, txnOpts(DurabilityWAL)).open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	first := produceWait(t, l, p, txnBatch(7, 0, 0, "x"))
+	produceWait(t, l, p, plainBatch(9, 0, "y"))
+	if open, lag := l.txnGauges(); open != 1 || lag != 2 {
+		t.Fatalf("gauges: %d open, lag %d; want 1 and 2", open, lag)
+	}
+	ch := make(chan struct{}, 1)
+	p.Notify(ch)
+	defer p.StopNotify(ch)
+	if p.LastStableOffset() != first {
+		t.Fatal("last stable offset moved before the marker")
+	}
+	marker(t, l, p, 7, 0, true, 0)
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no wake-up when the last stable offset moved")
+	}
+	if _, hw := p.Offsets(); p.LastStableOffset() != hw {
+		t.Fatalf("last stable offset %d, high watermark %d", p.LastStableOffset(), hw)
+	}
+	if open, lag := l.txnGauges(); open != 0 || lag != 0 {
+		t.Fatalf("gauges after the commit: %d open, lag %d", open, lag)
 	}
 }

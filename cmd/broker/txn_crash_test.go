@@ -51,8 +51,8 @@ func runTxnCrash(t *testing.T, durability, phase string) {
 		balancer: kgo.CooperativeStickyBalancer(), abortEvery: 2, timeout: 10 * time.Second, committed: newKeySet()}
 	m := st.start("m", 0)
 	waitKilled(t, p, 2*time.Minute)
-	if logs := p.logs.String(); !strings.Contains(logs, txnCrashEnv) {
-		t.Fatalf("the broker exited, but not through the %s seam:\n%s", txnCrashEnv, logs)
+	if logs := p.logs.String(); !strings.Contains(logs, txnCrashEnv) || !strings.Contains(logs, "phase="+phase) {
+		t.Fatalf("the broker exited, but not through the %s seam in phase %s:\n%s", txnCrashEnv, phase, logs)
 	}
 	p = startProc(t, dir, p.addr, nil, flags...)
 	waitGroupAtEnd(t, seeds, group, "in", 2*time.Minute)

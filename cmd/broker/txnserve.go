@@ -89,6 +89,7 @@ func (b *broker) closeTxns() error {
 	}
 	err := b.txns.Close()
 	b.markers.peers.close()
+	b.txns = nil // closed once, also when start-up failed after it opened
 	return err
 }
 

@@ -327,6 +327,7 @@ func TestTxnOwnershipMove(t *testing.T) {
 			eB, ownB := c.broker(2, func(o *Options) {
 				txnOpts(d)(o)
 				o.CompactMinAge = time.Nanosecond
+				o.TailCacheBytes = 1 // reads from the objects, compacted or not
 			})
 			a := eA.open()
 			p := createTopic(t, a, "t", 1, nil).Partition(0)
@@ -367,6 +368,9 @@ func TestTxnOwnershipMove(t *testing.T) {
 			}
 			if err := b.compact(ctx); err != nil {
 				t.Fatalf("compact: %v", err)
+			}
+			if !hasCompacted(t, b, q) {
+				t.Fatal("nothing compacted: the test no longer reads a compacted object")
 			}
 			if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got, after) {
 				t.Fatalf("after fold and compaction %+v, before %+v", got, after)

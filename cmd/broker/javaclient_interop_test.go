@@ -95,6 +95,18 @@ func TestInteropJavaAdmin(t *testing.T) {
 	}
 }
 
+// TestInteropJavaTransactions: a transactional KafkaProducer in a
+// consume-transform-produce loop with sendOffsetsToTransaction, commits and
+// an abort; a transaction left open (read_committed stops at the last
+// stable offset); a zombie fenced by a newer producer of its
+// transactional.id; a timeout above the maximum. read_committed consumers
+// see exactly the committed records and the group's offsets move only on
+// commit.
+func TestInteropJavaTransactions(t *testing.T) {
+	tb := startTestBroker(t, "")
+	runJavaCheck(t, "TxnCheck", tb.addr, "jt")
+}
+
 // requestsServed reads the broker's sediment_requests_total for api.
 func requestsServed(t *testing.T, tb *testBroker, api string) float64 {
 	t.Helper()
@@ -124,7 +136,7 @@ func TestInteropJavaChecksOnKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Close() })
-	for _, program := range []string{"ProducerCheck", "ConsumerCheck", "GroupCheck", "AdminCheck"} {
+	for _, program := range []string{"ProducerCheck", "ConsumerCheck", "GroupCheck", "AdminCheck", "TxnCheck"} {
 		prefix := "kafka-" + strings.ToLower(program)
 		t.Run(program, func(t *testing.T) { runJavaCheck(t, program, k.Addr, prefix) })
 	}

@@ -17,7 +17,6 @@ func apiDiffs() []allowedDiff {
 		reason string
 		keys   []int16
 	}{
-		{19, "transactions", []int16{24, 25, 26, 27, 28, 61, 65, 66}},
 		{20, "security: SASL, ACLs, delegation tokens, quotas, SCRAM users", []int16{17, 29, 30, 31, 36, 38, 39, 40, 41, 48, 49, 50, 51}},
 		{21, "the consumer group protocol (KIP-848) and share groups (KIP-932)", []int16{68, 69, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}},
 		{22, "admin APIs", []int16{34, 35, 43, 45, 46, 74}},

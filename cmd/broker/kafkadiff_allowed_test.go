@@ -72,10 +72,15 @@ var fieldDiffs = []allowedDiff{
 	{Step: "*LogAppendTime*", Path: "Topics[*].Partitions[*].RecordBatches[*].CRC", Reason: "LogAppendTime topics: the CRC covers the stamped max timestamp"},
 
 	// Transactions.
-	{Step: "InitProducerID transactional", Path: "**", Issue: 19, Test: "TestInteropDiffTransactions",
-		Reason: "Sediment refuses a transactional id with TRANSACTIONAL_ID_AUTHORIZATION_FAILED until transactions land"},
-	{Step: "Produce transactional", Path: "Topics[*].Partitions[*].ErrorCode", Issue: 19, Test: "TestInteropDiffTransactions",
-		Reason: "Sediment refuses a transactional produce with TRANSACTIONAL_ID_AUTHORIZATION_FAILED; Kafka checks it against the transaction (INVALID_PRODUCER_ID_MAPPING outside one)"},
+	{Step: "*", Path: "TransactionStates[*].ProducerID", Reason: "each broker allocates its own producer ids"},
+	{Step: "*", Path: "TransactionStates[*].StartTimestamp", Reason: "each broker's clock stamps the transaction's start"},
+	{Step: "*", Path: "Topics[*].Partitions[*].ActiveProducers[*].ProducerID", Reason: "each broker allocates its own producer ids"},
+	{Step: "*", Path: "Topics[*].Partitions[*].AbortedTransactions[*].ProducerID", Reason: "each broker allocates its own producer ids"},
+	{Step: "DescribeProducers committed", Path: "Topics[*].Partitions[*].ActiveProducers[*].LastTimestamp",
+		Reason: "after a marker a producer's last timestamp is the marker's, stamped by each broker's clock"},
+	{Step: "Fetch read_*committed *", Path: "Topics[*].Partitions[*].RecordBatches[*].FirstTimestamp", Reason: "a control batch is stamped by each broker's clock"},
+	{Step: "Fetch read_*committed *", Path: "Topics[*].Partitions[*].RecordBatches[*].MaxTimestamp", Reason: "a control batch is stamped by each broker's clock"},
+	{Step: "Fetch read_*committed *", Path: "Topics[*].Partitions[*].RecordBatches[*].CRC", Reason: "a control batch's CRC covers its timestamps and producer id"},
 
 	// The consumer group protocol.
 	{Step: "ConsumerGroupHeartbeat*", Path: "**", Issue: 21, Test: "TestInteropDiffConsumerGroupProtocol",

@@ -30,6 +30,7 @@ const (
 	kafkaConfigs        = "org.apache.kafka.tools.ConfigCommand"
 	kafkaGetOffsets     = "org.apache.kafka.tools.GetOffsetShell"
 	kafkaDeleteRecords  = "org.apache.kafka.tools.DeleteRecordsCommand"
+	kafkaTransactions   = "org.apache.kafka.tools.TransactionsCommand"
 )
 
 // toolsVsEnv set to "kafka" runs the tool tests against a reference

@@ -20,6 +20,8 @@ Usage:
   broker topics SUBCOMMAND   create|list|describe|delete|alter-config topics
   broker groups SUBCOMMAND   list|describe|reset-offsets|delete|delete-offsets consumer groups
   broker offsets SUBCOMMAND  get|commit a group's offsets (export, import)
+  broker transactions SUBCOMMAND  list|describe|abort transactions (abort: a hanging one, KIP-664)
+  broker producers describe  the producers of a partition and their open transactions
   broker cluster describe    brokers, controller, partition owners and epochs, coordinator shards (--metadata etcd://...)
   broker partitions takeover move a gone wal-mode broker's partitions by force (--from NODE --accept-loss)
 
@@ -52,7 +54,7 @@ func run(args []string) int {
 			return 1
 		}
 		return 0
-	case "topics", "groups", "offsets":
+	case "topics", "groups", "offsets", "transactions", "producers":
 		return admin.Run(append([]string{cmd}, args...), os.Stdout, os.Stderr, os.Getenv)
 	case "cluster":
 		return runCluster(args, os.Stdout, os.Stderr)

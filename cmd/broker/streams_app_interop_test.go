@@ -36,12 +36,15 @@ type streamsApp struct {
 }
 
 // startWordCount starts the word count on addr with its own application
-// id and state dir; the test's cleanup kills it if a stop never came.
-func startWordCount(t *testing.T, addr, appID, input, output, stateDir string) *streamsApp {
+// id and state dir, and the processing guarantee if one is given
+// (at_least_once otherwise); the test's cleanup kills it if a stop never
+// came.
+func startWordCount(t *testing.T, addr, appID, input, output, stateDir string, guarantee ...string) *streamsApp {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	a := &streamsApp{cancel: cancel, done: make(chan struct{})}
-	a.cmd = jvm.Command(ctx, javaClasspath(t), nil, wordCountClass, addr, appID, input, output, stateDir)
+	args := append([]string{addr, appID, input, output, stateDir}, guarantee...)
+	a.cmd = jvm.Command(ctx, javaClasspath(t), nil, wordCountClass, args...)
 	a.cmd.Stderr = streamsLockedWriter{&a.mu, &a.stderr}
 	stdout, err := a.cmd.StdoutPipe()
 	if err != nil {
@@ -135,6 +138,12 @@ func (a *streamsApp) stop(t *testing.T) {
 	if len(a.printed("CLOSED")) != 1 {
 		t.Fatalf("the word count did not close cleanly\n%s", a.output())
 	}
+}
+
+// kill ends the JVM with SIGKILL, as a crash would: no close, no commit.
+func (a *streamsApp) kill() {
+	a.cancel()
+	<-a.done
 }
 
 type streamsLockedWriter struct {

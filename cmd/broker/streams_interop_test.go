@@ -32,7 +32,7 @@ import (
 // The app runs with processing.guarantee=at_least_once and is stopped
 // cleanly (SIGTERM, whose shutdown hook closes the Streams client and
 // commits), which is what keeps its counts exact. The exactly_once_v2 case,
-// a SIGKILL mid-run with counts still exact, needs transactions (issue 19).
+// a SIGKILL mid-run with counts still exact, is streams_eos_interop_test.go.
 // The changelog runs with cleanup.policy=delete until compacted topics land
 // (issue 22): the app sets it, and this test checks it.
 func TestInteropStreamsWordCount(t *testing.T) {
@@ -145,14 +145,15 @@ func produceStreamsText(t *testing.T, addr, topic string, lines []string) {
 	}
 }
 
-// waitWordCounts reads the output topic from the start until the latest
-// count of every word is the one wanted. A count above the wanted one, a
-// word never written or an app that failed ends the wait at once.
-func waitWordCounts(t *testing.T, addr, topic string, app *streamsApp, want map[string]int64) {
+// waitWordCounts reads the output topic from the start (with the client
+// options opts) until the latest count of every word is the one wanted. A
+// count above the wanted one, a word never written or an app that failed
+// ends the wait at once.
+func waitWordCounts(t *testing.T, addr, topic string, app *streamsApp, want map[string]int64, opts ...kgo.Opt) {
 	t.Helper()
 	ctx, _ := ctxFor(t, 4*time.Minute)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package admin is the operator command line of Sediment: `broker topics`,
-// `broker groups` and `broker offsets`. It speaks only the Kafka protocol,
-// through franz-go's kadm, so every command works against any
-// Kafka-compatible cluster, not only a Sediment broker.
+// `broker groups`, `broker offsets`, `broker transactions` and `broker
+// producers`. It speaks only the Kafka protocol, through franz-go's kadm,
+// so every command works against any Kafka-compatible cluster, not only a
+// Sediment broker.
 //
 // Run is the single entry point; cmd/broker hands it the arguments after
 // the command name. Exit codes: 0 success, 1 a failed operation (the

@@ -58,6 +58,9 @@ type flagSet struct {
 	common  commonFlags
 	hasOut  bool
 	outputs []string
+	// operands are the non-flag arguments of a command that takes them
+	// (commandSpec.operands).
+	operands []string
 }
 
 // newFlagSet returns the flags of spec with the common ones registered.
@@ -78,15 +81,24 @@ func newFlagSet(spec *commandSpec) *flagSet {
 // parse parses args, printing help to stdout for --help, and checks the
 // common flags. Its errors are usage errors or errHelp.
 func (fs *flagSet) parse(args []string, stdout io.Writer, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.printHelp(stdout)
-			return errHelp
+	// The flag package stops at the first operand: parse again after each
+	// one, so that flags may follow operands (describe ID --output json).
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.printHelp(stdout)
+				return errHelp
+			}
+			return &usageError{msg: dashDash(err.Error())}
 		}
-		return &usageError{msg: dashDash(err.Error())}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (flags take --name value)", fs.Arg(0))
+		if fs.NArg() == 0 {
+			break
+		}
+		if fs.spec.operands == "" {
+			return usagef("unexpected argument %q (flags take --name value)", fs.Arg(0))
+		}
+		fs.operands = append(fs.operands, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	if fs.common.bootstrap == "" {
 		fs.common.bootstrap = getenv(bootstrapEnv)

@@ -15,6 +15,9 @@ type commandSpec struct {
 	about    string // what it does, for --help
 	examples string // shell lines, for --help
 	read     bool   // a read command: has --output
+	// operands, when set, names the arguments the command takes besides
+	// its flags ("ID..."), given before, between or after the flags.
+	operands string
 	// setup registers the command's own flags and returns what runs once
 	// they are parsed.
 	setup func(fs *flagSet) action
@@ -36,7 +39,7 @@ func register(family string, spec *commandSpec) {
 // 2 bad usage. getenv reads the environment (SEDIMENT_BOOTSTRAP).
 func Run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 || families[args[0]] == nil {
-		fmt.Fprintf(stderr, "broker: want one of topics, groups, offsets\n")
+		fmt.Fprintf(stderr, "broker: want one of topics, groups, offsets, transactions, producers\n")
 		return 2
 	}
 	family, specs := args[0], families[args[0]]

@@ -73,6 +73,19 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"offsets", "get"}, "--group is required"},
 		{[]string{"offsets", "commit", "--group", "g"}, "--input-json is required"},
 		{[]string{"offsets", "commit", "--group", "g", "--input-json", "/nonexistent/o.json"}, "--input-json"},
+		{[]string{"transactions", "list", "--state", "weird"}, `--state "weird"`},
+		{[]string{"transactions", "list", "--producer-id", "x"}, `--producer-id "x"`},
+		{[]string{"transactions", "list", "--min-duration", "-1m"}, "--min-duration -1m0s: must not be negative"},
+		{[]string{"transactions", "describe"}, "a transactional id is required"},
+		{[]string{"transactions", "list", "tx-1"}, `unexpected argument "tx-1"`},
+		{[]string{"transactions", "abort", "--partition", "0", "--start-offset", "1"}, "--topic is required"},
+		{[]string{"transactions", "abort", "--topic", "t", "--start-offset", "1"}, "--partition is required"},
+		{[]string{"transactions", "abort", "--topic", "t", "--partition", "0"}, "give --start-offset, or --producer-id"},
+		{[]string{"transactions", "abort", "--topic", "t", "--partition", "0", "--start-offset", "1", "--producer-id", "4"}, "--start-offset excludes"},
+		{[]string{"transactions", "abort", "--topic", "t", "--partition", "0", "--start-offset", "-1"}, "--start-offset -1"},
+		{[]string{"transactions", "abort", "--topic", "t", "--partition", "0", "--producer-id", "4"}, "are all required"},
+		{[]string{"producers", "describe"}, "--topic is required"},
+		{[]string{"producers", "describe", "--topic", "t", "--partition", "x"}, `--partition "x"`},
 	} {
 		_, stderr, code := run(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

@@ -33,10 +33,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * changelog topic ({@code APPID-counts-changelog}), from which a restart with
  * an empty state dir restores them.
  *
- * <p>Usage: {@code WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR}.
- * It runs until the JVM is told to stop (SIGTERM): the shutdown hook closes
- * the Streams client, which commits what it processed, so a stop between two
- * runs loses and repeats nothing even with at_least_once.
+ * <p>Usage: {@code WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR
+ * [GUARANTEE]}, GUARANTEE being {@code at_least_once} (the default) or
+ * {@code exactly_once_v2}. It runs until the JVM is told to stop (SIGTERM):
+ * the shutdown hook closes the Streams client, which commits what it
+ * processed, so a stop between two runs loses and repeats nothing even with
+ * at_least_once. With exactly_once_v2 every commit is a transaction, and a
+ * SIGKILL loses and repeats nothing either.
  *
  * <p>It prints one line per event the test watches, on stdout: {@code STATE
  * BEFORE->NOW} at every state change, {@code RESTORING CHANGELOG-PARTITION
@@ -48,11 +51,12 @@ public final class WordCount {
     private WordCount() {}
 
     public static void main(String[] args) throws InterruptedException {
-        if (args.length != 5) {
-            System.err.println("usage: WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR");
+        if (args.length != 5 && args.length != 6) {
+            System.err.println("usage: WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR [GUARANTEE]");
             System.exit(2);
         }
-        KafkaStreams streams = new KafkaStreams(topology(args[2], args[3]), config(args[0], args[1], args[4]));
+        String guarantee = args.length == 6 ? args[5] : StreamsConfig.AT_LEAST_ONCE;
+        KafkaStreams streams = new KafkaStreams(topology(args[2], args[3]), config(args[0], args[1], args[4], guarantee));
         CountDownLatch closed = new CountDownLatch(1);
         streams.setStateListener((now, before) -> say("STATE " + before + "->" + now));
         streams.setGlobalStateRestoreListener(new RestoreReport());
@@ -101,14 +105,12 @@ public final class WordCount {
             TopicConfig.RETENTION_MS_CONFIG, "-1");
     }
 
-    static Properties config(String bootstrap, String applicationId, String stateDir) {
+    static Properties config(String bootstrap, String applicationId, String stateDir, String guarantee) {
         Properties p = new Properties();
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
-        // Exactly-once needs transactions, which Sediment does not serve yet
-        // (issue 19). A clean close between runs keeps at_least_once exact.
-        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);

@@ -524,3 +524,36 @@ func TestTxnWakesOnLSO(t *testing.T) {
 		t.Fatalf("gauges after the commit: %d open, lag %d", open, lag)
 	}
 }
+
+// TestTxnMarkerLostInCrash: a crash takes the marker before it is durable
+// (or not: the WAL may have synced it); after the restart the transaction
+// is either still open or ended, never half, and the coordinator's
+// repeated marker ends it once.
+func TestTxnMarkerLostInCrash(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) { o.Durability = DurabilityWAL })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	first := produceWait(t, l, p, txnBatch(7, 0, 0, "a"))
+	produceWait(t, l, p, txnBatch(7, 0, 1, "b"))
+	raw := record.MarkerBatch(7, 0, record.ControlMarker{Commit: true}, 1)
+	if _, err := l.appendMarker(p, raw, Marker{ProducerID: 7, Commit: true}, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.crash(l, false)
+
+	l = e.open()
+	tp, _ := l.Topic("t")
+	p = tp.Partition(0)
+	_, hw := p.Offsets()
+	switch lso := p.LastStableOffset(); {
+	case hw == 2 && lso == first && p.HasOpenTxn(7, 0): // the marker was lost
+	case hw == 3 && lso == 3 && !p.HasOpenTxn(7, 0): // it was synced
+	default:
+		t.Fatalf("after the crash: high watermark %d, last stable offset %d", hw, lso)
+	}
+	marker(t, l, p, 7, 0, true, 0)
+	v := readCommittedAll(t, l, p)
+	if !reflect.DeepEqual(v.values, []string{"a", "b"}) || len(v.aborted) != 0 {
+		t.Fatalf("read committed after the repeated marker: %+v", v)
+	}
+}

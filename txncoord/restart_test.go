@@ -94,6 +94,9 @@ func TestMarkersFailThenSucceed(t *testing.T) {
 	if got := gathered(t, reg, "sediment_txn_open_transactions"); got != 1 {
 		t.Fatalf("open transactions: %v", got)
 	}
+	// The marker writer runs on its own goroutine: lift the block only once
+	// its first attempt is waiting on it, or that attempt is not counted.
+	testwait.Until(t, 10*time.Second, func() bool { return e.markers.attempts() > 0 }, "no marker attempt")
 	e.markers.setBlocked(false)
 	waitState(t, c, "tx", CompleteCommit)
 	if tries, ok := e.markers.attempts(), len(e.markers.written()); tries != 5 || ok != 1 {

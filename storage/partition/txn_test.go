@@ -237,6 +237,17 @@ func TestTxnFencing(t *testing.T) {
 	if got := readAll(t, l, p, 0); len(got) != 5 {
 		t.Fatalf("%d records in the log, want 5 (2 data, 3 markers)", len(got))
 	}
+	// An operator aborts a hanging transaction of a producer that never had
+	// a marker with the coordinator epoch DescribeProducers showed: -1.
+	produceWait(t, l, p, txnBatch(8, 0, 0, "hanging"))
+	infos := p.Producers()
+	if len(infos) != 2 || infos[0].CoordinatorEpoch != 2 || infos[1].CoordinatorEpoch != -1 || infos[1].CurrentTxnStartOffset != 5 {
+		t.Fatalf("producers %+v", infos)
+	}
+	marker(t, l, p, 8, 0, false, -1)
+	if _, hw := p.Offsets(); p.LastStableOffset() != hw {
+		t.Fatalf("last stable offset %d after the operator's abort, high watermark %d", p.LastStableOffset(), hw)
+	}
 }
 
 // txnScenario writes, on p, a committed transaction, an aborted one and

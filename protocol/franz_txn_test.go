@@ -129,7 +129,9 @@ func TestFranzGroupTransactSession(t *testing.T) {
 			t.Fatalf("begin: %v", err)
 		}
 		var out []*kgo.Record
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, &kgo.Record{Key: r.Key, Value: []byte(strings.ToUpper(string(r.Key)))}) })
+		fs.EachRecord(func(r *kgo.Record) {
+			out = append(out, &kgo.Record{Key: r.Key, Value: []byte(strings.ToUpper(string(r.Key)))})
+		})
 		if err := sess.ProduceSync(ctx, out...).FirstErr(); err != nil {
 			t.Fatalf("produce: %v", err)
 		}

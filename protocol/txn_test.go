@@ -231,7 +231,14 @@ func controlKind(raw []byte) int16 {
 // isolation level.
 func listLatest(t *testing.T, c *rawClient, topic string, isolation int8) int64 {
 	t.Helper()
-	req := listOffsetsReq(5, topic, []int64{-1})
+	return listOffsetAt(t, c, topic, -1, isolation)
+}
+
+// listOffsetAt lists partition 0 of topic at a timestamp (or -1, -2…) at an
+// isolation level.
+func listOffsetAt(t *testing.T, c *rawClient, topic string, ts int64, isolation int8) int64 {
+	t.Helper()
+	req := listOffsetsReq(5, topic, []int64{ts})
 	req.IsolationLevel = isolation
 	resp := roundTrip[*kmsg.ListOffsetsResponse](c, req)
 	sp := resp.Topics[0].Partitions[0]
@@ -298,6 +305,13 @@ func TestTxnCommit(t *testing.T) {
 	if lso, hw := listLatest(t, c, "tx", readCommitted), listLatest(t, c, "tx", 0); lso != 1 || hw != 3 {
 		t.Fatalf("ListOffsets latest: read_committed %d (want 1), read_uncommitted %d (want 3)", lso, hw)
 	}
+	const txnTS = 1_700_000_000_000 // the transactional records' first timestamp
+	if rc, ru := listOffsetAt(t, c, "tx", txnTS, readCommitted), listOffsetAt(t, c, "tx", txnTS, 0); rc != -1 || ru != 1 {
+		t.Fatalf("ListOffsets by timestamp: read_committed %d (want -1), read_uncommitted %d (want 1)", rc, ru)
+	}
+	if rc := listOffsetAt(t, c, "tx", -2, readCommitted); rc != 0 {
+		t.Fatalf("ListOffsets earliest read_committed: %d", rc)
+	}
 
 	wantCode(t, "AddOffsetsToTxn", p.addOffsets(3, "g"), 0)
 	wantCodes(t, "TxnOffsetCommit", p.commitOffsets(3, "g", "", -1, "tx", 5, 0, 1), 0)
@@ -320,8 +334,28 @@ func TestTxnCommit(t *testing.T) {
 	if got := fetchStable(t, c, "g", "tx", 0, 1); got != "5,5" {
 		t.Fatalf("committed offsets after the commit: %s", got)
 	}
-	if lso := listLatest(t, c, "tx", readCommitted); lso != 4 {
-		t.Fatalf("ListOffsets read_committed after the commit: %d", lso)
+	if lso, at := listLatest(t, c, "tx", readCommitted), listOffsetAt(t, c, "tx", txnTS, readCommitted); lso != 4 || at != 1 {
+		t.Fatalf("ListOffsets read_committed after the commit: latest %d (want 4), by timestamp %d (want 1)", lso, at)
+	}
+}
+
+// TestTxnLongPollWakesOnLSO: a read_committed long poll waiting at the LSO
+// answers when the transaction commits, which moves the LSO without adding
+// data below the high watermark it waited on.
+func TestTxnLongPollWakesOnLSO(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t)
+	b.createTopic("tx", 1, nil)
+	p := newTxnProducer(t, b, "long-poll")
+	p.addPartitions("tx", 0)
+	p.mustProduce("tx", 0, 3)
+	req := fetchReq(11, "tx", [16]byte{}, 0, 0)
+	req.IsolationLevel, req.MaxWaitMillis, req.MinBytes = readCommitted, int32(ioBound.Milliseconds()), 1
+	answer := b.goRoundTrip(req)
+	p.finish(true)
+	sp := await[*kmsg.FetchResponse](t, answer).Topics[0].Partitions[0]
+	if bs, _ := fetchedBatches(t, sp); !strings.HasPrefix(bs, "0:t") {
+		t.Fatalf("long poll answered %s (lso %d, hw %d), want the committed batch", bs, sp.LastStableOffset, sp.HighWatermark)
 	}
 }
 

@@ -167,6 +167,18 @@ func TestTxnFencedCodes(t *testing.T) {
 		resp := roundTrip[*kmsg.InitProducerIDResponse](c, initTxnReq(tc.version, "zombie", fresh.pid+1000, 0))
 		wantCode(t, fmt.Sprintf("InitProducerId v%d with another producer id", tc.version), resp.ErrorCode, tc.want)
 	}
+	// Once the group saw the new epoch, the zombie's TxnOffsetCommit is
+	// INVALID_PRODUCER_EPOCH at every version: Kafka's log refuses its
+	// write to the offsets topic with that code.
+	wantCode(t, "AddOffsetsToTxn", fresh.addOffsets(3, "fenced-group"), 0)
+	wantCodes(t, "TxnOffsetCommit", fresh.commitOffsets(3, "fenced-group", "", -1, "tx", 1, 0), 0)
+	fresh.finish(true)
+	for _, v := range []int16{0, 2, 3, 4} {
+		wantCodes(t, fmt.Sprintf("zombie TxnOffsetCommit v%d", v), zombie.commitOffsets(v, "fenced-group", "", -1, "tx", 2, 0), kerr.InvalidProducerEpoch.Code)
+	}
+	if got := fetchStable(t, c, "fenced-group", "tx", 0); got != "1" {
+		t.Fatalf("offsets after the zombie's commits: %s", got)
+	}
 	// The zombie's produce is refused, and its transaction was aborted.
 	hw := b.hwOf("tx", 0)
 	wantCode(t, "zombie produce", zombie.produce("tx", 0, 1).ErrorCode, kerr.InvalidProducerEpoch.Code)

@@ -167,3 +167,68 @@ func TestFranzGroupTransactSession(t *testing.T) {
 		return offsets == "20,20"
 	}, "group offsets %s, want 20,20", testwait.Later(func() string { return offsets }))
 }
+
+// TestFranzInterleavedIsolation: transactions (committed and aborted)
+// interleave with a plain producer on one partition; record by record, the
+// read_committed consumer sees the read_uncommitted sequence without the
+// aborted transactions' records.
+func TestFranzInterleavedIsolation(t *testing.T) {
+	t.Parallel()
+	b := startGroupBroker(t)
+	b.createTopic("mix", 1, nil)
+	ctx := franzCtx(t)
+	txnl, _ := franzClient(t, b, kgo.TransactionalID("mixer"), kgo.DefaultProduceTopic("mix"))
+	plain, _ := franzClient(t, b, kgo.DefaultProduceTopic("mix"))
+	aborted := map[string]bool{}
+	errs := make(chan error, 2)
+	go func() {
+		for i := range 10 {
+			if err := txnl.BeginTransaction(); err != nil {
+				errs <- err
+				return
+			}
+			for j := range 3 {
+				key := fmt.Sprintf("t%d-%d", i, j)
+				if i%3 == 1 {
+					aborted[key] = true
+				}
+				if err := txnl.ProduceSync(ctx, &kgo.Record{Key: []byte(key)}).FirstErr(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			if err := txnl.EndTransaction(ctx, kgo.TransactionEndTry(i%3 != 1)); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	go func() {
+		for k := range 30 {
+			if err := plain.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprintf("p%d", k))}).FirstErr(); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	if err := plain.ProduceSync(ctx, &kgo.Record{Key: []byte("end")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := franzClient(t, b, kgo.ConsumeTopics("mix"), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	ru, _ := franzClient(t, b, kgo.ConsumeTopics("mix"), kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	all := consumeUntil(t, ctx, ru)
+	want := slices.DeleteFunc(slices.Clone(all), func(k string) bool { return aborted[k] })
+	if len(all) != 60 || len(want) != 51 {
+		t.Fatalf("read_uncommitted consumed %d records (%d not aborted), want 60 (51)", len(all), len(want))
+	}
+	if got := consumeUntil(t, ctx, rc); !slices.Equal(got, want) {
+		t.Fatalf("read_committed consumed\n%v\nwant\n%v", got, want)
+	}
+}

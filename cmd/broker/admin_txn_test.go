@@ -31,11 +31,11 @@ func TestAdminTransactions(t *testing.T) {
 func adminTxnSuite(t *testing.T, c *adminCluster) {
 	c.must(t, "topics", "create", "--topic", "ledger", "--partitions", "2")
 	n := txnNormaliser{pids: map[string]string{}}
-	done := startTxnProducer(t, c.addr, "tx-done")
+	done := startCLITxnProducer(t, c.addr, "tx-done")
 	n.pids[done.pid] = "<pid:tx-done>"
 	done.produce(t, "ledger", 0, 3)
 	done.end(t, kgo.TryCommit)
-	open := startTxnProducer(t, c.addr, "tx-open")
+	open := startCLITxnProducer(t, c.addr, "tx-open")
 	n.pids[open.pid] = "<pid:tx-open>"
 	open.produce(t, "ledger", 1, 2)
 
@@ -82,13 +82,13 @@ func adminTxnSuite(t *testing.T, c *adminCluster) {
 	}
 }
 
-// txnProducer is a franz-go transactional producer with its producer id.
-type txnProducer struct {
+// cliTxnProducer is a franz-go transactional producer with its producer id.
+type cliTxnProducer struct {
 	cl  *kgo.Client
 	pid string
 }
 
-func startTxnProducer(t *testing.T, addr, txnID string) *txnProducer {
+func startCLITxnProducer(t *testing.T, addr, txnID string) *cliTxnProducer {
 	t.Helper()
 	// Kafka 3.9's versions: transactions as Sediment serves them (KIP-890
 	// part 1; part 2's EndTxn v5 bumps the epoch at every commit).
@@ -107,10 +107,10 @@ func startTxnProducer(t *testing.T, addr, txnID string) *txnProducer {
 	if err != nil {
 		t.Fatalf("%s: producer id: %v", txnID, err)
 	}
-	return &txnProducer{cl: cl, pid: strconv.FormatInt(pid, 10)}
+	return &cliTxnProducer{cl: cl, pid: strconv.FormatInt(pid, 10)}
 }
 
-func (p *txnProducer) produce(t *testing.T, topic string, partition int32, n int) {
+func (p *cliTxnProducer) produce(t *testing.T, topic string, partition int32, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -122,7 +122,7 @@ func (p *txnProducer) produce(t *testing.T, topic string, partition int32, n int
 	}
 }
 
-func (p *txnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
+func (p *cliTxnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -37,9 +37,14 @@ type consumer struct {
 	c         *counters
 	e2e       *latencyRecorder
 	warmupEnd time.Time
+	// uncommitted is set on a transactional workload's read_uncommitted
+	// consumers (the others read committed records only).
+	uncommitted bool
 }
 
-func newConsumer(addr string, parts []topicPartition, c *counters, warmupEnd time.Time) (*consumer, error) {
+// newConsumer reads parts into c, with read_committed isolation in a
+// transactional workload unless uncommitted.
+func newConsumer(addr string, parts []topicPartition, c *counters, warmupEnd time.Time, w *Workload, uncommitted bool) (*consumer, error) {
 	assignment := map[string]map[int32]kgo.Offset{}
 	for _, tp := range parts {
 		if assignment[tp.topic] == nil {
@@ -47,12 +52,16 @@ func newConsumer(addr string, parts []topicPartition, c *counters, warmupEnd tim
 		}
 		assignment[tp.topic][tp.partition] = kgo.NewOffset().AtStart()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(addr)...), kgo.ConsumePartitions(assignment),
-		kgo.FetchMaxWait(500*time.Millisecond), kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(8<<20))
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds(addr)...), kgo.ConsumePartitions(assignment),
+		kgo.FetchMaxWait(500 * time.Millisecond), kgo.FetchMaxBytes(64 << 20), kgo.FetchMaxPartitionBytes(8 << 20)}
+	if w.Transactions != nil && !uncommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: consumer client: %w", err)
 	}
-	return &consumer{cl: cl, c: c, e2e: newLatencyRecorder(), warmupEnd: warmupEnd}, nil
+	return &consumer{cl: cl, c: c, e2e: newLatencyRecorder(), warmupEnd: warmupEnd, uncommitted: uncommitted}, nil
 }
 
 // run polls until ctx ends, counting records and their end-to-end latency

@@ -125,8 +125,15 @@ func latencyPlot(res *Results) (*plot.Plot, error) {
 		if c := curve(t.ProduceAck); len(c) > 0 {
 			lines = append(lines, t.Target+" produce-ack", c)
 		}
+		e2e := " end-to-end"
+		if t.Transactions != nil {
+			e2e += " read_committed"
+			if c := curve(t.Transactions.ReadUncommitted); len(c) > 0 {
+				lines = append(lines, t.Target+" end-to-end read_uncommitted", c)
+			}
+		}
 		if c := curve(t.EndToEnd); len(c) > 0 {
-			lines = append(lines, t.Target+" end-to-end", c)
+			lines = append(lines, t.Target+e2e, c)
 		}
 	}
 	if len(lines) == 0 {

@@ -28,8 +28,16 @@ type counters struct {
 	produceErrs   atomic.Int64
 	consumed      atomic.Int64
 	consumedBytes atomic.Int64
-	lastAck       atomic.Int64 // Unix ns of the latest acknowledgement
+	lastAck       atomic.Int64 // Unix ns of the latest acknowledgement (commit, in a transactional workload)
 	lastConsumed  atomic.Int64 // Unix ns of the latest record received
+	commits       atomic.Int64 // transactions committed
+	steadyCommits atomic.Int64 // of which after the warmup
+	aborts        atomic.Int64 // transactions whose commit failed
+
+	// uncommitted, in a transactional workload, counts what its
+	// read_uncommitted consumers receive (the consume counts above are
+	// its read_committed consumers').
+	uncommitted *counters
 
 	produceErr firstError
 	consumeErr firstError
@@ -68,6 +76,30 @@ type producePlan struct {
 	warmupEnd time.Time
 }
 
+// addProduced counts records as produced: at their acknowledgement, or
+// at their transaction's commit.
+func (c *counters) addProduced(a ackedCounts, at time.Time) {
+	c.produced.Add(a.records)
+	c.producedBytes.Add(a.bytes)
+	c.steady.Add(a.steady)
+	c.steadyBytes.Add(a.steadyBytes)
+	c.lastAck.Store(at.UnixNano())
+}
+
+// drained says whether every consumer has every acknowledged record.
+func (c *counters) drained() bool {
+	p := c.produced.Load()
+	return c.consumed.Load() >= p && (c.uncommitted == nil || c.uncommitted.consumed.Load() >= p)
+}
+
+// consumeError is the first fetch error of any consumer.
+func (c *counters) consumeError() error {
+	if err := c.consumeErr.get(); err != nil || c.uncommitted == nil {
+		return err
+	}
+	return c.uncommitted.consumeErr.get()
+}
+
 // producer is one franz-go client producing a workload's records.
 type producer struct {
 	cl     *kgo.Client
@@ -75,6 +107,9 @@ type producer struct {
 	values [][]byte // binary payloads, reused (the client never changes a value)
 	c      *counters
 	ack    *latencyRecorder
+	// txn and commitLat are set for a transactional workload.
+	txn       *openTxn
+	commitLat *latencyRecorder
 }
 
 func newProducer(addr string, w *Workload, c *counters, extra ...kgo.Opt) (*producer, error) {
@@ -87,6 +122,9 @@ func newProducer(addr string, w *Workload, c *counters, extra ...kgo.Opt) (*prod
 		return nil, fmt.Errorf("bench: producer client: %w", err)
 	}
 	p := &producer{cl: cl, w: w, c: c, ack: newLatencyRecorder()}
+	if w.Transactions != nil {
+		p.txn, p.commitLat = &openTxn{spec: w.Transactions}, newLatencyRecorder()
+	}
 	if w.Payload == "binary" {
 		for range 16 {
 			p.values = append(p.values, payload(w.MessageSize, w.RandomShare))
@@ -142,7 +180,7 @@ func compressionCodec(name string) (kgo.CompressionCodec, error) {
 }
 
 // run produces the plan's records and waits until every one is
-// acknowledged or failed.
+// acknowledged or failed (and, in transactions, committed).
 func (p *producer) run(ctx context.Context, plan producePlan) {
 	var pace *pacer
 	if plan.rate > 0 {
@@ -155,11 +193,25 @@ func (p *producer) run(ctx context.Context, plan producePlan) {
 		if pace != nil && !pace.wait(ctx, i) {
 			break
 		}
+		if p.txn != nil {
+			if err := p.txn.begin(p.cl); err != nil {
+				p.c.produceErr.set(fmt.Errorf("bench: producer %d: begin transaction: %w", plan.id, err))
+				return
+			}
+			p.txn.sent++
+		}
 		r := p.record(plan, i)
 		sent := time.Now()
 		r.Headers = []kgo.RecordHeader{{Key: tsHeader, Value: binary.BigEndian.AppendUint64(nil, uint64(sent.UnixNano()))}}
 		steady := !sent.Before(plan.warmupEnd)
 		p.cl.Produce(ctx, r, func(r *kgo.Record, err error) { p.acked(r, err, sent, steady) })
+		if p.txn != nil && p.txn.due() && !p.commit(ctx, plan) {
+			return
+		}
+	}
+	if p.txn != nil {
+		p.commit(ctx, plan) // the last transaction, cut short by the end of the phase
+		return
 	}
 	if err := p.cl.Flush(ctx); err != nil {
 		p.c.produceErr.set(fmt.Errorf("bench: producer %d flush: %w", plan.id, err))
@@ -174,16 +226,20 @@ func (p *producer) acked(r *kgo.Record, err error, sent time.Time, steady bool) 
 	}
 	now := time.Now()
 	n := int64(len(r.Value))
-	p.c.produced.Add(1)
-	p.c.producedBytes.Add(n)
-	p.c.lastAck.Store(now.UnixNano())
+	if steady {
+		p.ack.record(now.Sub(sent))
+	}
+	if p.txn != nil {
+		p.txn.ack(n, steady) // produced once its transaction commits
+		return
+	}
+	a := ackedCounts{records: 1, bytes: n}
+	if steady {
+		a.steady, a.steadyBytes = 1, n
+	}
+	p.c.addProduced(a, now)
 	if p.c.onAck != nil {
 		p.c.onAck(topicPartition{r.Topic, r.Partition}, sent, now)
-	}
-	if steady {
-		p.c.steady.Add(1)
-		p.c.steadyBytes.Add(n)
-		p.ack.record(now.Sub(sent))
 	}
 }
 

@@ -120,6 +120,7 @@ func SummaryText(res *Results) string {
 			check(t.Complete), t.Produce.MBPerSec, t.Produce.RecordsPerSec, t.Consume.MBPerSec,
 			latencyCells(t.ProduceAck), latencyCells(t.EndToEnd))
 	}
+	b.WriteString(txnSummary(res))
 	return b.String()
 }
 

@@ -42,8 +42,13 @@ type TargetResult struct {
 	Cost       *CostEstimate `json:"cost,omitempty"`
 	// Cluster, for a launched cluster, is its per-broker and etcd figures
 	// (Broker is then the sum over its brokers).
-	Cluster  *ClusterFigure `json:"cluster,omitempty"`
-	Timeline []Point        `json:"timeline"`
+	Cluster *ClusterFigure `json:"cluster,omitempty"`
+	// Transactions, for a transactional workload, is its commits, the
+	// read_uncommitted consumers' latency and the idempotent leg; the
+	// figures above are then the committed records' and the
+	// read_committed consumers'.
+	Transactions *TxnFigure `json:"transactions,omitempty"`
+	Timeline     []Point    `json:"timeline"`
 	// VsFirst, for every target after the first, is its headline figures
 	// over the first target's.
 	VsFirst map[string]float64 `json:"vs_first,omitempty"`
@@ -128,6 +133,7 @@ func mergeRounds(spec TargetSpec, rounds []*roundResult, loopbackMBps float64) T
 		tr.Cost = estimateCost(tr.Broker, tr.Produced, tr.Consumed, tr.Produce, tr.Consume)
 	}
 	tr.Cluster = cs.figure(producedGB(tr), uploadInterval(spec.Cluster.Sediment.Flags))
+	tr.Transactions = mergeTxn(spec, rounds, loopbackMBps, &tr)
 	return tr
 }
 

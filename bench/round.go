@@ -44,6 +44,7 @@ type roundResult struct {
 	compaction     *EtcdCompaction // a cluster's etcd compacted after the round
 	owned          map[int32]int   // a cluster's partitions of the round per owner, at its end
 	failover       *FailoverFigure
+	txn            *txnResult // a transactional workload's
 	notes          []string
 	err            error
 }
@@ -60,6 +61,9 @@ func (r *round) run(ctx context.Context) (*roundResult, error) {
 	}
 	defer adm.close()
 	res := &roundResult{ack: newHistogram(), e2e: newHistogram()}
+	if r.w.Transactions != nil {
+		res.txn = newTxnResult()
+	}
 	note, err := adm.createTopics(ctx, r.w, r.topics)
 	if err != nil {
 		return nil, err
@@ -160,6 +164,9 @@ func (r *round) settled(ctx context.Context) (Snapshot, error) {
 // progress line going.
 func (r *round) measure(ctx context.Context, res *roundResult) error {
 	c := &counters{}
+	if r.w.Transactions != nil {
+		c.uncommitted = &counters{}
+	}
 	start := time.Now()
 	samp := startSampler(c, start, r.sample)
 	r.progress.begin(r.label, r.w, c, start)
@@ -224,7 +231,10 @@ func (r *round) produce(ctx context.Context, c *counters, res *roundResult, t *p
 	for i := range prods {
 		var extra []kgo.Opt
 		if r.failover != nil {
-			extra = failoverProducerOpts
+			extra = append(extra, failoverProducerOpts...)
+		}
+		if r.w.Transactions != nil {
+			extra = append(extra, txnProducerOpts(r.topics[0], i)...)
 		}
 		p, err := newProducer(r.target.Bootstrap(), r.w, c, extra...)
 		if err != nil {
@@ -250,6 +260,9 @@ func (r *round) produce(ctx context.Context, c *counters, res *roundResult, t *p
 	wg.Wait()
 	for _, p := range prods {
 		p.ack.mergeInto(res.ack)
+		if p.commitLat != nil {
+			p.commitLat.mergeInto(res.txn.commit)
+		}
 	}
 	if err := c.produceErr.get(); err != nil {
 		return fmt.Errorf("%w (%d records failed)", err, c.produceErrs.Load())

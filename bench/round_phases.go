@@ -20,22 +20,30 @@ func (r *round) startConsumers(ctx context.Context, c *counters, warmupEnd time.
 	parts := assign(r.topics, r.w.Partitions, r.w.Consumers)
 	ctx, cancel := context.WithCancel(ctx)
 	g := &consumerGroup{cancel: cancel, res: res}
-	for _, ps := range parts {
-		if len(ps) == 0 {
-			continue
-		}
-		k, err := newConsumer(r.target.Bootstrap(), ps, c, warmupEnd)
-		if err != nil {
-			g.stop()
-			return nil, err
-		}
-		g.cons = append(g.cons, k)
-		g.wg.Add(1)
-		go func() { defer g.wg.Done(); k.run(ctx) }()
+	// A transactional workload reads every partition twice: committed
+	// records into c, everything into c.uncommitted.
+	kinds := []*counters{c}
+	if c.uncommitted != nil {
+		kinds = append(kinds, c.uncommitted)
 	}
-	if len(g.cons) < r.w.Consumers {
+	for _, kc := range kinds {
+		for _, ps := range parts {
+			if len(ps) == 0 {
+				continue
+			}
+			k, err := newConsumer(r.target.Bootstrap(), ps, kc, warmupEnd, r.w, kc != c)
+			if err != nil {
+				g.stop()
+				return nil, err
+			}
+			g.cons = append(g.cons, k)
+			g.wg.Add(1)
+			go func() { defer g.wg.Done(); k.run(ctx) }()
+		}
+	}
+	if idle := r.w.Consumers*len(kinds) - len(g.cons); idle > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d consumers for %d partitions: %d stayed idle",
-			r.w.Consumers, len(r.topics)*r.w.Partitions, r.w.Consumers-len(g.cons)))
+			r.w.Consumers*len(kinds), len(r.topics)*r.w.Partitions, idle))
 	}
 	return g, nil
 }
@@ -45,7 +53,11 @@ func (g *consumerGroup) stop() {
 	g.cancel()
 	g.wg.Wait()
 	for _, k := range g.cons {
-		k.e2e.mergeInto(g.res.e2e)
+		if k.uncommitted {
+			k.e2e.mergeInto(g.res.txn.e2eUncommitted)
+		} else {
+			k.e2e.mergeInto(g.res.e2e)
+		}
 		k.close()
 	}
 	g.cons = nil
@@ -55,11 +67,15 @@ func (g *consumerGroup) stop() {
 // or an error when they have not within limit (or a fetch failed).
 func (r *round) waitDrained(ctx context.Context, c *counters, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	for c.consumed.Load() < c.produced.Load() {
-		if err := c.consumeErr.get(); err != nil {
+	for !c.drained() {
+		if err := c.consumeError(); err != nil {
 			return err
 		}
 		if time.Now().After(deadline) {
+			if c.uncommitted != nil {
+				return fmt.Errorf("bench: read_committed consumers received %d and read_uncommitted ones %d of %d committed records within %s",
+					c.consumed.Load(), c.uncommitted.consumed.Load(), c.produced.Load(), limit.Round(time.Second))
+			}
 			return fmt.Errorf("bench: consumers received %d of %d acknowledged records within %s",
 				c.consumed.Load(), c.produced.Load(), limit.Round(time.Second))
 		}
@@ -82,6 +98,10 @@ func (r *round) finish(c *counters, res *roundResult, t phaseTimes) {
 	}
 	if last := c.lastConsumed.Load(); last > 0 && t.consumeStart.UnixNano() < last {
 		res.consumeSeconds = time.Duration(last - t.consumeStart.UnixNano()).Seconds()
+	}
+	if res.txn != nil {
+		res.txn.commits, res.txn.steadyCommits, res.txn.aborts = c.commits.Load(), c.steadyCommits.Load(), c.aborts.Load()
+		res.txn.uncommitted = c.uncommitted.consumed.Load()
 	}
 }
 

@@ -209,7 +209,7 @@ func runRounds(ctx context.Context, cfg Config, targets []Target) ([][]*roundRes
 			if c, ok := targets[i].(*clusterTarget); ok && w.BacklogBytes == 0 {
 				r.failover = c.takeFailover()
 			}
-			rr, err := r.run(ctx)
+			rr, err := r.runCompared(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s round %d: %w", cfg.Targets[i].Label(), n+1, err)
 			}
@@ -268,6 +268,7 @@ func ratios(a, b TargetResult) map[string]float64 {
 		put("cpu_seconds_per_gb", a.Broker.CPUSecondsPerGB, b.Broker.CPUSecondsPerGB)
 		put("peak_rss", a.Broker.PeakRSSBytes, b.Broker.PeakRSSBytes)
 	}
+	txnRatios(out, a.Transactions, b.Transactions)
 	return out
 }
 

@@ -50,6 +50,8 @@ var smokeOverrides = map[string]Overrides{
 	"table-topic":        {Duration: 2 * time.Second, ProducerRate: 1000},
 	"etcd-hour":          {Duration: 2 * time.Second, ProducerRate: 2000, Partitions: 5},
 	"failover":           {Duration: 2 * time.Second, ProducerRate: 1000},
+	"transactions":       {Duration: 2 * time.Second, ProducerRate: 2000},
+	"transactions-max":   {Count: 20000},
 }
 
 // smokeConfig is a short run of w against targets, reports into a temp dir.
@@ -82,7 +84,7 @@ func TestWorkloadsSmoke(t *testing.T) {
 		if w, err = ov.Apply(w); err != nil {
 			t.Fatal(err)
 		}
-		for _, spec := range []TargetSpec{sedimentSpec(), {Kind: "kfake"}} {
+		for _, spec := range smokeTargets(w) {
 			t.Run(w.Name+"/"+spec.Kind, func(t *testing.T) {
 				// Runs wait on pacers and drains more than on the CPU;
 				// nothing here is timed, so they may share it.
@@ -96,9 +98,22 @@ func TestWorkloadsSmoke(t *testing.T) {
 				if spec.Kind == "sediment" {
 					checkBroker(t, res.Targets[0])
 				}
+				if w.Transactions != nil {
+					checkTxn(t, res.Targets[0])
+				}
 			})
 		}
 	}
+}
+
+// smokeTargets are the targets a shipped workload is smoke-tested on:
+// a launched Sediment and kfake, but kfake alone for a transactional
+// workload while Sediment refuses transactional producers.
+func smokeTargets(w *Workload) []TargetSpec {
+	if w.Transactions != nil {
+		return []TargetSpec{{Kind: "kfake"}}
+	}
+	return []TargetSpec{sedimentSpec(), {Kind: "kfake"}}
 }
 
 // TestVsSmoke runs two targets alternately and checks the side-by-side

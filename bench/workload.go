@@ -53,6 +53,11 @@ type Workload struct {
 	// the report says so.
 	OptionalTopicConfig []string `yaml:"optional_topic_config" json:"optional_topic_config,omitempty"`
 
+	// Transactions, when set, makes every producer transactional and
+	// reads every partition with read_committed and with
+	// read_uncommitted consumers (see TxnSpec).
+	Transactions *TxnSpec `yaml:"transactions" json:"transactions,omitempty"`
+
 	// BrokerFlags are `broker serve` flags every launched Sediment (one
 	// broker or a cluster's) starts with, before those of the command
 	// line: what the workload needs of the broker, such as a shorter
@@ -168,6 +173,9 @@ func (w *Workload) Validate() error {
 	}
 	if len(w.BrokerFlags) > 0 {
 		check(strings.HasPrefix(w.BrokerFlags[0], "-"), "broker_flags: want flags of broker serve, starting with one (--name), got %q", w.BrokerFlags[0])
+	}
+	if w.Transactions != nil {
+		errs = append(errs, w.Transactions.validate(w)...)
 	}
 	for _, k := range w.OptionalTopicConfig {
 		_, ok := w.TopicConfig[k]

@@ -98,7 +98,8 @@ func (c *Coordinator) Describe(id string) GroupDescription {
 }
 
 // DeleteGroups deletes empty groups with their offsets, durably; the result
-// holds one error per id (ErrGroupNotFound, ErrNonEmptyGroup, ...).
+// holds one error per id (ErrGroupNotFound, ErrNonEmptyGroup, ...). A group
+// with offsets pending in an open transaction is not empty.
 func (c *Coordinator) DeleteGroups(ids []string) <-chan []error {
 	out := make(chan []error, 1)
 	errs := make([]error, len(ids))
@@ -145,6 +146,10 @@ func (c *Coordinator) deleteGroup(id string, done func(error)) {
 	case g.state == StateDead:
 		done(ErrGroupNotFound)
 	case g.state != StateEmpty || len(g.members) > 0 || len(g.pending) > 0:
+		done(ErrNonEmptyGroup)
+	case g.hasTxnOffsetsLocked() || len(g.txnInflight) > 0:
+		// Offsets pending in an open transaction would be lost with the
+		// group; its commit would then materialise them into no group.
 		done(ErrNonEmptyGroup)
 	default:
 		g.deleteLocked("DeleteGroups", done)

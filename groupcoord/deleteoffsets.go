@@ -9,7 +9,8 @@ type DeleteOffsetsResult struct {
 	Partitions []error
 }
 
-// DeleteOffsets deletes committed offsets of a group, durably. A group in
+// DeleteOffsets deletes committed offsets of a group, durably, and those
+// pending for their partitions in transactions (as Kafka does). A group in
 // use keeps the offsets of topics its members subscribe to
 // (ErrSubscribedToTopic); a group in use whose subscriptions cannot be read
 // (not a consumer group) refuses altogether (ErrNonEmptyGroup).
@@ -60,7 +61,7 @@ func (g *group) deleteOffsetsLocked(parts []metadata.GroupPartition, subscribed 
 			errs[i] = ErrUnknownTopicOrPartition
 		case subscribed(tp.Topic):
 			errs[i] = ErrSubscribedToTopic
-		case g.offsets[tp] != nil:
+		case g.offsets[tp] != nil || g.unstableLocked(tp):
 			writes = append(writes, metadata.OffsetWrite{GroupPartition: tp})
 			written = append(written, i)
 		}
@@ -70,10 +71,33 @@ func (g *group) deleteOffsetsLocked(parts []metadata.GroupPartition, subscribed 
 		return
 	}
 	g.c.lg.Info("group offsets deleted", "group", g.id, "partitions", len(writes), "reason", "OffsetDelete")
-	g.queueOffsetsLocked(writes, func(werrs []error) {
+	g.queueDeletesLocked(writes, func(werrs []error) {
 		for j, i := range written {
 			errs[i] = werrs[j]
 		}
 		out <- DeleteOffsetsResult{Partitions: errs}
 	})
+}
+
+// queueDeletesLocked deletes the committed offsets of writes as
+// queueOffsetsLocked does and, as Kafka's tombstone of a partition does,
+// the offsets pending for them in transactions, in the same changes.
+func (g *group) queueDeletesLocked(writes []metadata.OffsetWrite, done func([]error)) {
+	if !g.hasTxnOffsetsLocked() {
+		g.queueOffsetsLocked(writes, done)
+		return
+	}
+	perChange := max(1, maxChangeOffsets/(1+len(g.txnOffsets)))
+	ranges := cutRanges(len(writes), perChange, func(i int) int { return writeBytes(writes[i]) * (1 + len(g.txnOffsets)) })
+	g.queueSplitLocked(ranges, len(writes), func(start, end int) metadata.GroupWrite {
+		w := metadata.GroupWrite{Offsets: writes[start:end]}
+		for _, o := range writes[start:end] {
+			for pid, byTP := range g.txnOffsets {
+				if byTP[o.GroupPartition] != nil {
+					w.TxnOffsets = append(w.TxnOffsets, metadata.TxnOffsetWrite{ProducerID: pid, GroupPartition: o.GroupPartition})
+				}
+			}
+		}
+		return w
+	}, done)
 }

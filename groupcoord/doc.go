@@ -59,7 +59,25 @@
 // static member is replaced, which is what a restarted coordinator resumes
 // from: a stable group stays stable across a broker restart.
 //
+// # Transactions
+//
+// Offsets committed inside a transaction (TxnCommit, KIP-98; checked as
+// Kafka checks a TxnOffsetCommit, KIP-447) are stored as pending for
+// (group, producer id), apart from the committed offsets, and answered only
+// once durable. The transaction coordinator ends them through CompleteTxn
+// for every shard its transaction's groups are in: a commit makes them the
+// committed offsets in the same metadata transaction that drops them from
+// the pending ones (in several when they do not fit in one: a crash in
+// between leaves the rest pending, and the coordinator completes the
+// transaction again), an abort drops them. While any are pending for a
+// partition, OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT
+// for it, its committed offset does not expire, and the group is neither
+// deleted nor removed by the retention. They are loaded with the shard's
+// groups, so they survive restarts and shard moves.
+//
 // The package never knows the wire protocol: requests and results are
 // plain Go values, and errors are the sentinels of errors.go, which the
-// protocol layer maps to Kafka codes.
+// protocol layer maps to Kafka codes, or for the transactional calls
+// franz-go's kerr errors (UNSTABLE_OFFSET_COMMIT, PRODUCER_FENCED,
+// INVALID_PRODUCER_EPOCH), as the transaction coordinator returns them.
 package groupcoord

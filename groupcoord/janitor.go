@@ -51,7 +51,8 @@ func (c *Coordinator) cleanup() {
 // cleanupLocked cleans one group; wg counts its writes until they are
 // done. A group with commits in flight is left for the next pass: an
 // expiry decided now must not delete an offset whose newer commit is about
-// to land.
+// to land. Offsets pending in a transaction keep their partition's offset
+// and their group.
 func (g *group) cleanupLocked(now time.Time, retention time.Duration, wg *sync.WaitGroup) {
 	if g.state == StateDead || g.inflight > 0 {
 		return
@@ -59,6 +60,9 @@ func (g *group) cleanupLocked(now time.Time, retention time.Duration, wg *sync.W
 	var stale, expired []metadata.OffsetWrite
 	for tp, o := range g.offsets {
 		switch {
+		case g.unstableLocked(tp):
+			// Kafka keeps an offset while a transaction's offset of its
+			// partition is pending: the transaction may still abort.
 		case !g.c.live(tp.Topic, o):
 			stale = append(stale, metadata.OffsetWrite{GroupPartition: tp})
 		case g.expiredLocked(tp.Topic, o, now, retention):
@@ -66,7 +70,7 @@ func (g *group) cleanupLocked(now time.Time, retention time.Duration, wg *sync.W
 		}
 	}
 	gone := len(stale) + len(expired)
-	if g.state == StateEmpty && len(g.members) == 0 && len(g.pending) == 0 && gone == len(g.offsets) {
+	if g.state == StateEmpty && len(g.members) == 0 && len(g.pending) == 0 && gone == len(g.offsets) && !g.hasTxnOffsetsLocked() {
 		wg.Add(1)
 		g.deleteLocked("empty, with no offsets left after offsets.retention.minutes", func(error) { wg.Done() })
 		return

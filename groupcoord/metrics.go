@@ -10,7 +10,9 @@ type metrics struct {
 	commits       prometheus.Counter
 	commitReqs    prometheus.Counter
 	persistTxns   prometheus.Counter
+	txnsCompleted *prometheus.CounterVec // result
 	groupsByState *prometheus.Desc
+	txnOffsets    *prometheus.Desc
 	members       *prometheus.Desc
 	shards        *prometheus.Desc
 	c             *Coordinator
@@ -29,8 +31,13 @@ func newMetrics(c *Coordinator) *metrics {
 			Name: "sediment_group_offset_commit_requests_total", Help: "OffsetCommit requests that stored at least one offset."}),
 		persistTxns: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sediment_group_metadata_txns_total", Help: "Metadata transactions of the group persister (each holds many changes)."}),
+		txnsCompleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sediment_group_txn_completions_total",
+			Help: "Transactions whose pending offsets in a group were committed or aborted, by result."}, []string{"result"}),
 		groupsByState: prometheus.NewDesc("sediment_groups", "Consumer groups, by state.", []string{"state"}, nil),
-		members:       prometheus.NewDesc("sediment_group_members", "Members of all consumer groups.", nil, nil),
+		txnOffsets: prometheus.NewDesc("sediment_group_pending_txn_offsets",
+			"Offsets committed inside transactions not completed yet, over all groups.", nil, nil),
+		members: prometheus.NewDesc("sediment_group_members", "Members of all consumer groups.", nil, nil),
 		shards: prometheus.NewDesc("sediment_group_coordinator_shards",
 			"Coordinator shards this broker serves (all of them on one node).", nil, nil),
 	}
@@ -40,7 +47,7 @@ func newMetrics(c *Coordinator) *metrics {
 // register registers the collectors with reg (nil: not registered).
 func (m *metrics) register(reg prometheus.Registerer) {
 	if reg != nil {
-		reg.MustRegister(m.rebalances, m.removals, m.commits, m.commitReqs, m.persistTxns, m)
+		reg.MustRegister(m.rebalances, m.removals, m.commits, m.commitReqs, m.persistTxns, m.txnsCompleted, m)
 	}
 }
 
@@ -49,16 +56,20 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.groupsByState
 	ch <- m.members
 	ch <- m.shards
+	ch <- m.txnOffsets
 }
 
 // Collect implements prometheus.Collector.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	byState := map[State]int{}
-	members := 0
+	members, pending := 0, 0
 	for _, g := range m.c.allGroups() {
 		g.mu.Lock()
 		byState[g.state]++
 		members += len(g.members)
+		for _, byTP := range g.txnOffsets {
+			pending += len(byTP)
+		}
 		g.mu.Unlock()
 	}
 	for s := StateEmpty; s <= StateDead; s++ {
@@ -66,4 +77,5 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(m.members, prometheus.GaugeValue, float64(members))
 	ch <- prometheus.MustNewConstMetric(m.shards, prometheus.GaugeValue, float64(m.c.ownedShards()))
+	ch <- prometheus.MustNewConstMetric(m.txnOffsets, prometheus.GaugeValue, float64(pending))
 }

@@ -143,12 +143,20 @@ func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
 // durable on its own, so that each partition is answered for what happened
 // to it, as Kafka answers an OffsetCommit per partition.
 func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func([]error)) {
-	errs := make([]error, len(writes))
-	ranges := changeRanges(writes)
+	g.queueSplitLocked(changeRanges(writes), len(writes), func(start, end int) metadata.GroupWrite {
+		return metadata.GroupWrite{Offsets: writes[start:end]}
+	}, done)
+}
+
+// queueSplitLocked queues one change per range [start, end) of n writes,
+// made by change; done runs once all are durable or failed, with one error
+// per write.
+func (g *group) queueSplitLocked(ranges [][2]int, n int, change func(start, end int) metadata.GroupWrite, done func([]error)) {
+	errs := make([]error, n)
 	left := len(ranges) // guarded by g.mu
 	for k, r := range ranges {
 		start, end := r[0], r[1]
-		err := g.queueChangeLocked(writes[start:end], func(err error) {
+		err := g.queueChangeLocked(change(start, end), func(err error) {
 			g.mu.Lock()
 			for i := start; i < end; i++ {
 				errs[i] = err
@@ -161,7 +169,7 @@ func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func([]er
 			}
 		})
 		if err != nil { // not queued: neither is the rest
-			for i := start; i < len(writes); i++ {
+			for i := start; i < n; i++ {
 				errs[i] = err
 			}
 			if left -= len(ranges) - k; left == 0 {
@@ -172,47 +180,59 @@ func (g *group) queueOffsetsLocked(writes []metadata.OffsetWrite, done func([]er
 	}
 }
 
-// queueChangeLocked queues one change of offsets (with the group's record
-// if it was never stored) and applies it in memory once durable; then done
-// runs, without the group's lock.
-func (g *group) queueChangeLocked(writes []metadata.OffsetWrite, done func(error)) error {
-	w := metadata.GroupWrite{Group: g.id, Offsets: writes}
+// queueChangeLocked queues one change of g's offsets, committed or pending
+// (with the group's record if it was never stored), and applies it in
+// memory once durable; then done runs, without the group's lock.
+func (g *group) queueChangeLocked(w metadata.GroupWrite, done func(error)) error {
+	w.Group = g.id
 	created := !g.persisted
 	if created {
 		rec := g.recordLocked()
 		w.Record = &rec
 		g.persisted = true
 	}
+	pids := txnProducers(w)
 	g.inflight++
+	g.txnQueuedLocked(pids)
 	err := g.enqueueLocked(w, func(err error) {
 		g.mu.Lock()
-		g.offsetsStoredLocked(writes, created, err)
+		g.txnDoneLocked(pids)
+		g.changeStoredLocked(w, created, err)
+		for _, pid := range pids {
+			g.indexTxnLocked(pid)
+		}
 		g.mu.Unlock()
 		done(err)
 	})
 	if err != nil {
 		g.inflight--
+		g.txnDoneLocked(pids)
+		for _, pid := range pids {
+			g.indexTxnLocked(pid)
+		}
 		g.persisted = !created
 	}
 	return err
 }
 
-// offsetsStoredLocked applies durable offset writes in memory, and wakes
-// fetches that wait for stable offsets once none is in flight.
-func (g *group) offsetsStoredLocked(writes []metadata.OffsetWrite, created bool, err error) {
+// changeStoredLocked applies a durable change of offsets in memory, and
+// wakes what waits for no change to be in flight (fetches with
+// require_stable, transaction completions).
+func (g *group) changeStoredLocked(w metadata.GroupWrite, created bool, err error) {
 	g.inflight--
 	if err != nil {
 		if created {
 			g.persisted = false
 		}
 	} else {
+		g.applyTxnOffsetsLocked(w)
 		puts := 0
-		for _, w := range writes {
-			if w.Offset == nil {
-				delete(g.offsets, w.GroupPartition)
+		for _, o := range w.Offsets {
+			if o.Offset == nil {
+				delete(g.offsets, o.GroupPartition)
 				continue
 			}
-			g.offsets[w.GroupPartition] = &offsetState{*w.Offset}
+			g.offsets[o.GroupPartition] = &offsetState{*o.Offset}
 			puts++
 		}
 		if puts > 0 {
@@ -221,9 +241,10 @@ func (g *group) offsetsStoredLocked(writes []metadata.OffsetWrite, created bool,
 		}
 	}
 	if g.inflight == 0 {
-		for _, wake := range g.stableWaiters {
+		waiters := g.stableWaiters
+		g.stableWaiters = nil
+		for _, wake := range waiters {
 			wake()
 		}
-		g.stableWaiters = nil
 	}
 }

@@ -16,7 +16,8 @@ import (
 // --max-request-bytes is 1.5 MiB; the rest is room for group records). A
 // change larger than that goes alone; no change of offsets is, since one
 // carries at most maxChangeOffsets offsets of at most maxTxnOffsetBytes and
-// its group's record (queueOffsetsLocked splits a larger commit).
+// its group's record (queueOffsetsLocked splits a larger commit, and so do
+// TxnCommit and CompleteTxn).
 const (
 	maxWritesPerTxn   = 512
 	maxTxnOps         = 128
@@ -29,18 +30,25 @@ const (
 // maxChangeOffsets offsets and maxTxnOffsetBytes bytes each (a single
 // offset larger than that alone).
 func changeRanges(writes []metadata.OffsetWrite) [][2]int {
+	return cutRanges(len(writes), maxChangeOffsets, func(i int) int { return writeBytes(writes[i]) })
+}
+
+// cutRanges cuts n writes into ranges [start, end) of at most perChange
+// writes and maxTxnOffsetBytes bytes (size(i) each) each; a single write
+// larger than that goes alone.
+func cutRanges(n, perChange int, size func(i int) int) [][2]int {
 	var out [][2]int
-	start, size := 0, 0
-	for i, w := range writes {
-		n := writeBytes(w)
-		if i > start && (i-start == maxChangeOffsets || size+n > maxTxnOffsetBytes) {
+	start, total := 0, 0
+	for i := range n {
+		b := size(i)
+		if i > start && (i-start == perChange || total+b > maxTxnOffsetBytes) {
 			out = append(out, [2]int{start, i})
-			start, size = i, 0
+			start, total = i, 0
 		}
-		size += n
+		total += b
 	}
-	if start < len(writes) {
-		out = append(out, [2]int{start, len(writes)})
+	if start < n {
+		out = append(out, [2]int{start, n})
 	}
 	return out
 }
@@ -51,6 +59,27 @@ func writeBytes(w metadata.OffsetWrite) int {
 		return offsetBytes
 	}
 	return offsetBytes + len(w.Offset.Metadata)
+}
+
+// txnWriteBytes is about what a pending offset write adds to a
+// transaction.
+func txnWriteBytes(w metadata.TxnOffsetWrite) int {
+	if w.Offset == nil {
+		return offsetBytes
+	}
+	return offsetBytes + len(w.Offset.Metadata)
+}
+
+// changeBytes is about what a change's offsets add to a transaction.
+func changeBytes(w metadata.GroupWrite) int {
+	n := 0
+	for _, o := range w.Offsets {
+		n += writeBytes(o)
+	}
+	for _, o := range w.TxnOffsets {
+		n += txnWriteBytes(o)
+	}
+	return n + offsetBytes*len(w.DropTxn)
 }
 
 // writeReq is one group change waiting for the persister.
@@ -160,9 +189,7 @@ func txnSize(batch []*writeReq) int {
 		c, o, n := 0, 0, 0
 		if !r.barrier {
 			c, o = changeSize(r, groups, fences)
-			for _, w := range r.w.Offsets {
-				n += writeBytes(w)
-			}
+			n = changeBytes(r.w)
 		}
 		if i > 0 && (i == maxWritesPerTxn || conds+c > maxTxnOps || ops+o > maxTxnOps || size+n > maxTxnOffsetBytes) {
 			return i
@@ -178,12 +205,12 @@ func txnSize(batch []*writeReq) int {
 // changeSize is the conditions and writes a change adds to a transaction
 // already holding groups and fences.
 func changeSize(r *writeReq, groups map[string]bool, fences map[metadata.Cond]bool) (conds, ops int) {
-	ops = len(r.w.Offsets)
+	ops = len(r.w.Offsets) + len(r.w.TxnOffsets) + len(r.w.DropTxn)
 	if r.w.Record != nil {
 		ops++
 	}
 	if r.w.Delete {
-		ops += 2
+		ops += 3
 	}
 	if !groups[r.w.Group] {
 		conds++

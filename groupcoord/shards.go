@@ -40,10 +40,14 @@ type shardOwner struct {
 	releasing atomic.Bool
 	// dropped: forgotten; its writes fail without being tried.
 	dropped atomic.Bool
+	// txnGroups are, by producer id, the groups with offsets of the
+	// producer's open transaction, pending or being written: those
+	// CompleteTxn visits. Guarded by Coordinator.mu.
+	txnGroups map[int64]map[*group]struct{}
 }
 
 func newShardOwner(shard int32, fence metadata.Cond) *shardOwner {
-	return &shardOwner{shard: shard, fence: fence, versions: map[string]int64{}}
+	return &shardOwner{shard: shard, fence: fence, versions: map[string]int64{}, txnGroups: map[int64]map[*group]struct{}{}}
 }
 
 // fenceValid says whether the cluster still gives o's fence for its shard

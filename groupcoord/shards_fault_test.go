@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func (k *gateKV) Txn(ctx context.Context, conds []metadata.Cond, ops []metadata.
 
 func isGroupWrite(ops []metadata.Op) bool {
 	for _, op := range ops {
-		if len(op.Key) > 8 && (op.Key[:7] == "groups/" || op.Key[:8] == "offsets/") {
+		if strings.HasPrefix(op.Key, "groups/") || strings.HasPrefix(op.Key, "offsets/") || strings.HasPrefix(op.Key, "txnoffsets/") {
 			return true
 		}
 	}

@@ -40,12 +40,18 @@ type group struct {
 
 	offsets map[metadata.GroupPartition]*offsetState
 	// txnOffsets are the offsets committed inside open transactions, by
-	// producer id: pending until CompleteTxn.
+	// producer id, as durable: pending until CompleteTxn.
 	txnOffsets map[int64]map[metadata.GroupPartition]*pendingOffset
-	persisted  bool // its record exists in metadata (or a write of it is queued)
-	inflight   int  // offset writes queued and not yet applied
+	// txnFences: the epoch of each producer's last transaction completed
+	// here (in memory only).
+	txnFences map[int64]txnFence
+	persisted bool // its record exists in metadata (or a write of it is queued)
+	inflight  int  // offset writes queued and not yet applied
+	// txnInflight counts those of them that write pending offsets, by
+	// producer id.
+	txnInflight map[int64]int
 	// stableWaiters run once no offset write is in flight (OffsetFetch
-	// with require_stable).
+	// with require_stable, CompleteTxn).
 	stableWaiters []func()
 	// released: its shard was released or dropped (or the coordinator
 	// closed); it answers ErrNotCoordinator and runs no timer.
@@ -181,6 +187,12 @@ func loadGroup(c *Coordinator, own *shardOwner, sg metadata.StoredGroup) *group 
 	}
 	for tp, o := range sg.Offsets {
 		g.offsets[tp] = &offsetState{o}
+	}
+	for pid, byTP := range sg.TxnOffsets {
+		for tp, o := range byTP {
+			g.applyTxnOffsetsLocked(metadata.GroupWrite{TxnOffsets: []metadata.TxnOffsetWrite{
+				{ProducerID: pid, GroupPartition: tp, Offset: &o}}})
+		}
 	}
 	return g
 }

@@ -32,6 +32,12 @@
 //	groupcoord/layout                           present once the group keys below carry their shard
 //	groups/<shard %03d>/<group-id, path-escaped>   GroupRecord: the last completed generation
 //	offsets/<shard %03d>/<group-id, path-escaped>/<topic>/<partition %010d>   CommittedOffset
+//	txnoffsets/<shard %03d>/<group-id, path-escaped>/<producer id %019d>/<topic>/<partition %010d>
+//	                                            PendingOffset: committed inside a transaction, not
+//	                                            yet completed by its marker
+//	txncoord/owner, txncoord/epochs/<shard %03d>, txns/<shard %03d>/<txn-id, path-escaped>
+//	                                            the transaction coordinator's fence, coordinator
+//	                                            epochs and records (txns.go)
 //
 // A group's shard is GroupShard(id): FNV-1a 32 of the id, mod 64. A shard's
 // groups and offsets are each one range, which is what a coordinator taking
@@ -44,7 +50,8 @@
 //
 //	own/parts/<topic-id-hex>/<partition %010d>  OwnerRecord, on the owner's session lease:
 //	                                            its version is the partition's fence (ownership.go)
-//	own/shards/<shard %03d>                     OwnerRecord of a group-coordinator shard
+//	own/shards/<shard %03d>                     OwnerRecord of a coordinator shard (its groups and
+//	                                            its transactional ids)
 //	brokers/<node-id %010d>, members/<node-id %010d>, placement/..., controller/...
 //	                                            the cluster package's keys (see its doc)
 //

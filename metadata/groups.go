@@ -32,25 +32,25 @@ func (s *Store) ClaimGroups(ctx context.Context, nodeID int32) ([]Cond, error) {
 }
 
 // LoadGroups returns every stored group of every shard with its offsets,
-// sorted by id. Offsets whose group has no record (which
-// WriteGroups never leaves behind) are ignored.
+// committed and pending, sorted by id. Offsets whose group has no record
+// (which WriteGroups never leaves behind) are ignored.
 func (s *Store) LoadGroups(ctx context.Context) ([]StoredGroup, error) {
-	out, err := s.loadGroupsUnder(ctx, "groups/", "offsets/")
+	out, err := s.loadGroupsUnder(ctx, "groups/", "offsets/", "txnoffsets/")
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, err
 }
 
 // LoadShardGroups returns the stored groups of one coordinator shard with
-// their offsets, sorted by escaped id: one range read for the records, one for the
-// offsets.
+// their offsets, sorted by escaped id: one range read for the records, one
+// for the offsets, one for the offsets pending in transactions.
 func (s *Store) LoadShardGroups(ctx context.Context, shard int32) ([]StoredGroup, error) {
 	if shard < 0 || shard >= GroupShards {
 		return nil, fmt.Errorf("metadata: group shard %d outside [0, %d)", shard, GroupShards)
 	}
-	return s.loadGroupsUnder(ctx, groupShardPrefix(shard), offsetShardPrefix(shard))
+	return s.loadGroupsUnder(ctx, groupShardPrefix(shard), offsetShardPrefix(shard), txnOffsetShardPrefix(shard))
 }
 
-func (s *Store) loadGroupsUnder(ctx context.Context, groups, offsets string) ([]StoredGroup, error) {
+func (s *Store) loadGroupsUnder(ctx context.Context, groups, offsets, txnOffsets string) ([]StoredGroup, error) {
 	items, err := s.kv.Range(ctx, groups, PrefixEnd(groups), 0, false)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,10 @@ func (s *Store) loadGroupsUnder(ctx context.Context, groups, offsets string) ([]
 	for i := range out {
 		byID[out[i].ID] = &out[i]
 	}
-	return out, s.loadOffsets(ctx, offsets, byID)
+	if err := s.loadOffsets(ctx, offsets, byID); err != nil {
+		return out, err
+	}
+	return out, s.loadTxnOffsets(ctx, txnOffsets, byID)
 }
 
 func (s *Store) loadOffsets(ctx context.Context, prefix string, groups map[string]*StoredGroup) error {
@@ -93,6 +96,35 @@ func (s *Store) loadOffsets(ctx context.Context, prefix string, groups map[strin
 			return err
 		}
 		g.Offsets[tp] = o
+	}
+	return nil
+}
+
+func (s *Store) loadTxnOffsets(ctx context.Context, prefix string, groups map[string]*StoredGroup) error {
+	items, err := s.kv.Range(ctx, prefix, PrefixEnd(prefix), 0, false)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		id, pid, tp, err := parseTxnOffsetKey(it.Key)
+		if err != nil {
+			return err
+		}
+		g := groups[id]
+		if g == nil {
+			continue
+		}
+		var o PendingOffset
+		if err := jsonDecode(it, &o); err != nil {
+			return err
+		}
+		if g.TxnOffsets == nil {
+			g.TxnOffsets = map[int64]map[GroupPartition]PendingOffset{}
+		}
+		if g.TxnOffsets[pid] == nil {
+			g.TxnOffsets[pid] = map[GroupPartition]PendingOffset{}
+		}
+		g.TxnOffsets[pid][tp] = o
 	}
 	return nil
 }
@@ -146,18 +178,42 @@ func (s *Store) GroupFenceHolds(ctx context.Context, fence Cond) (bool, error) {
 func groupWriteOps(w GroupWrite, exists map[string]bool) ([]Op, error) {
 	var ops []Op
 	if w.Delete {
-		ops = append(ops, Delete(groupKey(w.Group)), DeletePrefix(groupOffsetsPrefix(w.Group)))
+		ops = append(ops, Delete(groupKey(w.Group)), DeletePrefix(groupOffsetsPrefix(w.Group)),
+			DeletePrefix(groupTxnOffsetsPrefix(w.Group)))
 		exists[w.Group] = false
 	}
 	if w.Record != nil {
 		ops = append(ops, putJSON(groupKey(w.Group), w.Record))
 		exists[w.Group] = true
 	}
+	for _, pid := range w.DropTxn {
+		if pid < 0 {
+			return nil, fmt.Errorf("metadata: group %q: producer id %d", w.Group, pid)
+		}
+		ops = append(ops, DeletePrefix(producerTxnOffsetsPrefix(w.Group, pid)))
+	}
 	for _, o := range w.Offsets {
 		if strings.Contains(o.Topic, "/") {
 			return nil, fmt.Errorf("metadata: group %q: topic name %q holds a '/'", w.Group, o.Topic)
 		}
 		key := offsetKey(w.Group, o.GroupPartition)
+		if o.Offset == nil {
+			ops = append(ops, Delete(key))
+			continue
+		}
+		if !exists[w.Group] {
+			return nil, fmt.Errorf("metadata: group %q: %w", w.Group, ErrGroupMissing)
+		}
+		ops = append(ops, putJSON(key, o.Offset))
+	}
+	for _, o := range w.TxnOffsets {
+		switch {
+		case strings.Contains(o.Topic, "/"):
+			return nil, fmt.Errorf("metadata: group %q: topic name %q holds a '/'", w.Group, o.Topic)
+		case o.ProducerID < 0:
+			return nil, fmt.Errorf("metadata: group %q: producer id %d", w.Group, o.ProducerID)
+		}
+		key := txnOffsetKey(w.Group, o.ProducerID, o.GroupPartition)
 		if o.Offset == nil {
 			ops = append(ops, Delete(key))
 			continue

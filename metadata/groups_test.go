@@ -178,3 +178,85 @@ func newBoltKV(t *testing.T) (metadata.KV, *metadata.Store) {
 	t.Cleanup(func() { kv.Close() })
 	return kv, metadata.NewStore(kv)
 }
+
+func pendingAt(o int64, epoch int16) *metadata.PendingOffset {
+	return &metadata.PendingOffset{CommittedOffset: *offsetAt(o), ProducerEpoch: epoch}
+}
+
+// TestWriteGroupsTxnOffsets: offsets pending in transactions are stored
+// by producer apart from the committed ones, loaded with their group,
+// dropped per producer (producer ids that are decimal prefixes of each
+// other stay apart) or one by one, never stored without the group's record,
+// and deleted with the group.
+func TestWriteGroupsTxnOffsets(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	fence, err := s.ClaimGroups(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := []metadata.GroupWrite{{Group: "h", TxnOffsets: []metadata.TxnOffsetWrite{{ProducerID: 1, GroupPartition: gp("t", 0), Offset: pendingAt(1, 0)}}}}
+	if _, err := s.WriteGroups(ctx, fence, nil, orphan); !errors.Is(err, metadata.ErrGroupMissing) {
+		t.Fatalf("pending offsets without a record: %v", err)
+	}
+	rev, err := s.WriteGroups(ctx, fence, nil, []metadata.GroupWrite{{Group: "g", Record: &metadata.GroupRecord{},
+		Offsets: []metadata.OffsetWrite{{GroupPartition: gp("t", 0), Offset: offsetAt(5)}},
+		TxnOffsets: []metadata.TxnOffsetWrite{
+			{ProducerID: 1, GroupPartition: gp("t", 0), Offset: pendingAt(10, 3)},
+			{ProducerID: 1, GroupPartition: gp("t", 1), Offset: pendingAt(11, 3)},
+			{ProducerID: 10, GroupPartition: gp("t", 0), Offset: pendingAt(20, 0)},
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string]int64{"g": rev}
+	load := func() metadata.StoredGroup {
+		t.Helper()
+		groups, err := s.LoadGroups(ctx)
+		if err != nil || len(groups) != 1 {
+			t.Fatalf("load: %+v, %v", groups, err)
+		}
+		return groups[0]
+	}
+	g := load()
+	if g.Offsets[gp("t", 0)].Offset != 5 || len(g.TxnOffsets) != 2 || g.TxnOffsets[1][gp("t", 1)].Offset != 11 ||
+		g.TxnOffsets[1][gp("t", 0)].ProducerEpoch != 3 || g.TxnOffsets[10][gp("t", 0)].Offset != 20 {
+		t.Fatalf("stored: %+v", g)
+	}
+	sharded, err := s.LoadShardGroups(ctx, metadata.GroupShard("g"))
+	if err != nil || len(sharded) != 1 || len(sharded[0].TxnOffsets) != 2 {
+		t.Fatalf("shard load: %+v, %v", sharded, err)
+	}
+	// Producer 1 commits: its offsets become committed in the change that
+	// drops them from the pending ones.
+	commit := metadata.GroupWrite{Group: "g", DropTxn: []int64{1}, Offsets: []metadata.OffsetWrite{
+		{GroupPartition: gp("t", 0), Offset: offsetAt(10)}, {GroupPartition: gp("t", 1), Offset: offsetAt(11)}}}
+	if _, err := s.WriteGroups(ctx, fence, versions, []metadata.GroupWrite{commit}); err != nil {
+		t.Fatal(err)
+	}
+	g = load()
+	if len(g.Offsets) != 2 || g.Offsets[gp("t", 1)].Offset != 11 || len(g.TxnOffsets) != 1 || len(g.TxnOffsets[10]) != 1 {
+		t.Fatalf("after producer 1's commit: %+v", g)
+	}
+	drop := metadata.GroupWrite{Group: "g", TxnOffsets: []metadata.TxnOffsetWrite{{ProducerID: 10, GroupPartition: gp("t", 0)}}}
+	if _, err := s.WriteGroups(ctx, fence, versions, []metadata.GroupWrite{drop}); err != nil {
+		t.Fatal(err)
+	}
+	if g = load(); len(g.TxnOffsets) != 0 {
+		t.Fatalf("after deleting producer 10's offset: %+v", g.TxnOffsets)
+	}
+	again := metadata.GroupWrite{Group: "g", TxnOffsets: []metadata.TxnOffsetWrite{{ProducerID: 2, GroupPartition: gp("t", 0), Offset: pendingAt(1, 0)}}}
+	if _, err := s.WriteGroups(ctx, fence, versions, []metadata.GroupWrite{again, {Group: "g", Delete: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if groups, err := s.LoadGroups(ctx); err != nil || len(groups) != 0 {
+		t.Fatalf("after deleting the group: %+v, %v", groups, err)
+	}
+	recreated := []metadata.GroupWrite{{Group: "g", Record: &metadata.GroupRecord{}}}
+	if _, err := s.WriteGroups(ctx, fence, nil, recreated); err != nil {
+		t.Fatal(err)
+	}
+	if g = load(); len(g.TxnOffsets) != 0 || len(g.Offsets) != 0 {
+		t.Fatalf("a group created again inherits %+v", g)
+	}
+}

@@ -63,25 +63,43 @@ type GroupPartition struct {
 	Partition int32
 }
 
+// PendingOffset is one offset committed inside an open transaction
+// (TxnOffsetCommit), kept apart from the committed offsets until the
+// transaction commits (it then becomes one) or aborts (it is dropped).
+type PendingOffset struct {
+	CommittedOffset
+	ProducerEpoch int16 `json:"producer_epoch"`
+}
+
 // StoredGroup is a group as LoadGroups finds it.
 type StoredGroup struct {
 	ID      string
 	Record  GroupRecord
 	Version int64 // KV version of the record
 	Offsets map[GroupPartition]CommittedOffset
+	// TxnOffsets are the offsets pending in open transactions, by producer
+	// id (nil: none).
+	TxnOffsets map[int64]map[GroupPartition]PendingOffset
 }
 
 // GroupWrite is one change to one group, applied by WriteGroups in order
 // with others: a new record, the deletion of the group and its offsets,
-// and offsets to store or delete.
+// and offsets to store or delete, committed or pending in a transaction.
+// Its parts apply in the order of the fields, all or none: a transaction's
+// commit stores its offsets and deletes them from the pending ones in one
+// change.
 type GroupWrite struct {
 	Group string
+	// Delete removes the group's record and every offset it has, pending
+	// ones included.
+	Delete bool
 	// Record, when set, replaces the group's record.
 	Record *GroupRecord
-	// Delete removes the group's record and every offset it has; it is
-	// applied before Record and Offsets of the same write.
-	Delete  bool
+	// DropTxn deletes every pending offset of these producers.
+	DropTxn []int64
 	Offsets []OffsetWrite
+	// TxnOffsets store or delete pending offsets.
+	TxnOffsets []TxnOffsetWrite
 }
 
 // OffsetWrite stores (Offset set) or deletes (Offset nil) one committed
@@ -89,6 +107,14 @@ type GroupWrite struct {
 type OffsetWrite struct {
 	GroupPartition
 	Offset *CommittedOffset
+}
+
+// TxnOffsetWrite stores (Offset set) or deletes (Offset nil) one offset
+// pending in producer ProducerID's open transaction.
+type TxnOffsetWrite struct {
+	ProducerID int64
+	GroupPartition
+	Offset *PendingOffset
 }
 
 // groupOwnerKey is the one-node coordinator's fence: it is rewritten by
@@ -119,6 +145,25 @@ func shardSegment(shard int32) string { return fmt.Sprintf("%03d", shard) }
 func groupShardPrefix(shard int32) string { return "groups/" + shardSegment(shard) + "/" }
 
 func offsetShardPrefix(shard int32) string { return "offsets/" + shardSegment(shard) + "/" }
+
+// txnOffsetShardPrefix is where a shard's pending transactional offsets
+// are: txnoffsets/<shard %03d>/<group-id, path-escaped>/<producer id
+// %019d>/<topic>/<partition %010d> holds a PendingOffset. They are one
+// range per shard, read with the shard's groups and offsets, and one
+// prefix per (group, producer), which a transaction's abort deletes.
+func txnOffsetShardPrefix(shard int32) string { return "txnoffsets/" + shardSegment(shard) + "/" }
+
+func groupTxnOffsetsPrefix(id string) string {
+	return txnOffsetShardPrefix(GroupShard(id)) + escapeGroup(id) + "/"
+}
+
+func producerTxnOffsetsPrefix(id string, pid int64) string {
+	return fmt.Sprintf("%s%019d/", groupTxnOffsetsPrefix(id), pid)
+}
+
+func txnOffsetKey(id string, pid int64, tp GroupPartition) string {
+	return fmt.Sprintf("%s%s/%010d", producerTxnOffsetsPrefix(id, pid), tp.Topic, tp.Partition)
+}
 
 func groupKey(id string) string { return groupShardPrefix(GroupShard(id)) + escapeGroup(id) }
 
@@ -159,4 +204,26 @@ func parseOffsetKey(key string) (string, GroupPartition, error) {
 		return "", GroupPartition{}, fmt.Errorf("metadata: offset key %q: %w", key, err)
 	}
 	return group, GroupPartition{Topic: parts[3], Partition: int32(p)}, nil
+}
+
+// parseTxnOffsetKey splits
+// txnoffsets/<shard>/<group>/<producer id>/<topic>/<partition>.
+func parseTxnOffsetKey(key string) (string, int64, GroupPartition, error) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 6 || parts[0] != "txnoffsets" {
+		return "", 0, GroupPartition{}, fmt.Errorf("metadata: malformed pending offset key %q", key)
+	}
+	group, err := url.PathUnescape(parts[2])
+	if err != nil {
+		return "", 0, GroupPartition{}, fmt.Errorf("metadata: pending offset key %q: %w", key, err)
+	}
+	pid, err := strconv.ParseInt(parts[3], 10, 64)
+	if err != nil {
+		return "", 0, GroupPartition{}, fmt.Errorf("metadata: pending offset key %q: %w", key, err)
+	}
+	p, err := strconv.ParseInt(parts[5], 10, 32)
+	if err != nil {
+		return "", 0, GroupPartition{}, fmt.Errorf("metadata: pending offset key %q: %w", key, err)
+	}
+	return group, pid, GroupPartition{Topic: parts[4], Partition: int32(p)}, nil
 }

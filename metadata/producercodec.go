@@ -14,9 +14,20 @@ import (
 //	producer: id varint | epoch varint | last time ms varint | n uvarint | n x batch
 //	batch:    first seq varint | last seq varint | base offset varint | last offset - base offset uvarint
 //
+// Version 2 appends transactional state to every producer, and is written
+// only for a list where some producer has any (so that a broker without
+// transactions writes what it always wrote):
+//
+//	producer: (version 1 fields) | coordinator epoch varint | open txn first offset varint (-1 none) |
+//	          n uvarint | n x aborted txn
+//	aborted txn: first offset varint | marker offset - first offset uvarint
+//
 // The format is frozen: a change takes a new version byte, and the decoder
 // keeps reading every older one.
-const producerCodecV1 = 1
+const (
+	producerCodecV1 = 1
+	producerCodecV2 = 2
+)
 
 // maxProducerValue bounds one stored producer list, far below etcd's 1.5 MiB
 // request limit so that a delta or a snapshot chunk always fits one
@@ -28,7 +39,14 @@ var errProducerCodec = errors.New("metadata: bad producer list")
 
 // encodeProducers appends list to dst.
 func encodeProducers(dst []byte, list []ProducerState) []byte {
-	dst = append(dst, producerCodecV1)
+	version := byte(producerCodecV1)
+	for i := range list {
+		if list[i].transactional() {
+			version = producerCodecV2
+			break
+		}
+	}
+	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, uint64(len(list)))
 	for _, st := range list {
 		dst = binary.AppendVarint(dst, st.ID)
@@ -40,6 +58,20 @@ func encodeProducers(dst []byte, list []ProducerState) []byte {
 			dst = binary.AppendVarint(dst, int64(b.LastSeq))
 			dst = binary.AppendVarint(dst, b.BaseOffset)
 			dst = binary.AppendUvarint(dst, uint64(b.LastOffset-b.BaseOffset))
+		}
+		if version == producerCodecV1 {
+			continue
+		}
+		dst = binary.AppendVarint(dst, int64(st.CoordEpoch))
+		first := int64(-1)
+		if st.TxnOpen {
+			first = st.TxnFirst
+		}
+		dst = binary.AppendVarint(dst, first)
+		dst = binary.AppendUvarint(dst, uint64(len(st.Aborted)))
+		for _, a := range st.Aborted {
+			dst = binary.AppendVarint(dst, a.First)
+			dst = binary.AppendUvarint(dst, uint64(a.Last-a.First))
 		}
 	}
 	return dst
@@ -63,7 +95,8 @@ func chunkProducers(list []ProducerState, maxBytes int) [][]byte {
 
 // producerSize is an upper bound of one producer's encoded size.
 func producerSize(st ProducerState) int {
-	return 3*binary.MaxVarintLen64 + 1 + len(st.Batches)*(2*binary.MaxVarintLen32+2*binary.MaxVarintLen64)
+	return 5*binary.MaxVarintLen64 + 2 + len(st.Batches)*(2*binary.MaxVarintLen32+2*binary.MaxVarintLen64) +
+		len(st.Aborted)*2*binary.MaxVarintLen64
 }
 
 // producerReader decodes one value, remembering the first error.
@@ -102,9 +135,10 @@ func (r *producerReader) fail() {
 // decodeProducers decodes a value written by encodeProducers. It never
 // reads past b and never allocates more than b's size justifies.
 func decodeProducers(b []byte) ([]ProducerState, error) {
-	if len(b) == 0 || b[0] != producerCodecV1 {
+	if len(b) == 0 || (b[0] != producerCodecV1 && b[0] != producerCodecV2) {
 		return nil, fmt.Errorf("%w: unknown version", errProducerCodec)
 	}
+	version := b[0]
 	r := &producerReader{b: b[1:]}
 	n := r.uvarint()
 	if n > uint64(len(r.b)) { // every producer takes at least 4 bytes
@@ -123,6 +157,24 @@ func decodeProducers(b []byte) ([]ProducerState, error) {
 			pb.FirstSeq, pb.LastSeq = int32(r.varint()), int32(r.varint())
 			pb.BaseOffset = r.varint()
 			pb.LastOffset = pb.BaseOffset + int64(r.uvarint())
+		}
+		if version == producerCodecV2 {
+			st.CoordEpoch = int32(r.varint())
+			if first := r.varint(); first >= 0 {
+				st.TxnOpen, st.TxnFirst = true, first
+			}
+			na := r.uvarint()
+			if na > uint64(len(r.b)) {
+				return nil, fmt.Errorf("%w: %d aborted transactions in %d bytes", errProducerCodec, na, len(r.b))
+			}
+			if na > 0 {
+				st.Aborted = make([]TxnRange, na)
+			}
+			for j := range st.Aborted {
+				a := &st.Aborted[j]
+				a.First = r.varint()
+				a.Last = a.First + int64(r.uvarint())
+			}
 		}
 		list = append(list, st)
 	}

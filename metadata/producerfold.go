@@ -9,7 +9,9 @@ import (
 // FoldProducers folds a partition's oldest producer deltas (at most
 // foldMaxDeltas values, and nothing unless at least minDeltas wait) into a
 // new snapshot generation, leaving out producers idle since before
-// expireBeforeMs, and returns how many delta values it folded.
+// expireBeforeMs and aborted transactions that ended before the log start
+// offset (retention removed their records), and returns how many delta
+// values it folded.
 //
 // A snapshot may be larger than one transaction can carry (etcd bounds a
 // request to 1.5 MiB), so the new generation's chunks are written first,
@@ -35,6 +37,11 @@ func (s *Store) FoldProducers(ctx context.Context, id TopicID, p int32, minDelta
 	if err := mergeItems(m, deltas); err != nil {
 		return 0, err
 	}
+	st, _, err := s.PartitionState(ctx, id, p)
+	if err != nil {
+		return 0, err
+	}
+	pruneAborted(m, st.LogStartOffset)
 	next := head.Gen + 1
 	chunks, err := s.writeSnapshotChunks(ctx, id, p, next, sortedProducers(m, expireBeforeMs), fence)
 	if err != nil {

@@ -67,13 +67,21 @@ func producerSnapKey(id TopicID, p int32, gen int64, chunk int) string {
 // log, to the state in m: the same epoch continuing the sequence appends
 // and keeps the last ProducerWindow batches; anything else (an unknown
 // producer, a new epoch, or a producer that resumed at another sequence
-// after the broker had forgotten it) starts over, so that state rebuilt
-// from deltas is the state the live partition had.
+// after the broker had forgotten it) starts the batches over, so that
+// state rebuilt from deltas is the state the live partition had. The
+// transactional state is d's (it is the later one), except that the
+// coordinator epoch never falls and aborted transactions accumulate.
 func MergeProducer(m map[int64]*ProducerState, d ProducerState) {
 	st := m[d.ID]
 	if st == nil || st.Epoch != d.Epoch || !continues(st.Batches, d.Batches) {
 		c := d
 		c.Batches = append([]ProducerBatch(nil), d.Batches...)
+		c.Aborted = nil
+		if st != nil {
+			c.CoordEpoch = max(c.CoordEpoch, st.CoordEpoch)
+			c.Aborted = append(c.Aborted, st.Aborted...)
+		}
+		c.Aborted = append(c.Aborted, d.Aborted...)
 		m[d.ID] = &c
 		return
 	}
@@ -82,6 +90,9 @@ func MergeProducer(m map[int64]*ProducerState, d ProducerState) {
 	if n := len(st.Batches); n > ProducerWindow {
 		st.Batches = append(st.Batches[:0], st.Batches[n-ProducerWindow:]...)
 	}
+	st.CoordEpoch = max(st.CoordEpoch, d.CoordEpoch)
+	st.TxnOpen, st.TxnFirst = d.TxnOpen, d.TxnFirst
+	st.Aborted = append(st.Aborted, d.Aborted...)
 }
 
 // continues reports whether next's first batch follows prev's last in
@@ -95,16 +106,34 @@ func continues(prev, next []ProducerBatch) bool {
 }
 
 // sortedProducers returns m's states by producer id, leaving out those idle
-// since before expireBeforeMs.
+// since before expireBeforeMs. As in Kafka, a producer with a transaction
+// open never expires; nor does one whose aborted transactions are still
+// in the log, which read_committed consumers need.
 func sortedProducers(m map[int64]*ProducerState, expireBeforeMs int64) []ProducerState {
 	out := make([]ProducerState, 0, len(m))
 	for _, st := range m {
-		if st.LastTimeMs >= expireBeforeMs {
+		if st.LastTimeMs >= expireBeforeMs || st.TxnOpen || len(st.Aborted) > 0 {
 			out = append(out, *st)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// pruneAborted drops the aborted transactions that ended before logStart:
+// no consumer can read their records any more.
+func pruneAborted(m map[int64]*ProducerState, logStart int64) {
+	for _, st := range m {
+		n := 0
+		for n < len(st.Aborted) && st.Aborted[n].Last < logStart {
+			n++
+		}
+		if n == len(st.Aborted) {
+			st.Aborted = nil
+		} else if n > 0 {
+			st.Aborted = append([]TxnRange(nil), st.Aborted[n:]...)
+		}
+	}
 }
 
 // ProducerStates returns a partition's idempotent-producer state as of its

@@ -164,6 +164,9 @@ func FuzzDecodeProducers(f *testing.F) {
 	f.Add(encodeProducers(nil, nil))
 	f.Add(encodeProducers(nil, segmentDelta(TopicID{}, 7, -3, 3, 42).Producers))
 	f.Add([]byte{producerCodecV1, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add(encodeProducers(nil, []ProducerState{{ID: 4, Epoch: 2, LastTimeMs: 9, CoordEpoch: 7, TxnOpen: true, TxnFirst: 30,
+		Aborted: []TxnRange{{First: 3, Last: 12}, {First: 14, Last: 20}}}}))
+	f.Add([]byte{producerCodecV2, 1, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		list, err := decodeProducers(b)
 		if err != nil {
@@ -288,5 +291,69 @@ func TestProducerStatesRacingFold(t *testing.T) {
 		if hook.before != nil {
 			t.Fatal("the fold never ran inside the read")
 		}
+	}
+}
+
+// TestTxnProducerState: the transactional state of producer deltas reads
+// back merged (the latest open transaction, the coordinator epoch never
+// falling, the aborted transactions accumulating), and a fold keeps the
+// producers with a transaction open or aborted transactions still in the
+// log however idle they are, and drops the aborted transactions below the
+// log start offset.
+func TestTxnProducerState(t *testing.T) {
+	ctx := context.Background()
+	s := limitedStore(t)
+	id := NewTopicID()
+	if err := s.CreateTopic(ctx, Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	seg := func(base, end int64, ps ...ProducerState) SegmentCommit {
+		return SegmentCommit{Segment: Segment{Topic: id, BaseOffset: base, EndOffset: end, Object: fmt.Sprintf("o%d", base), Len: 1}, Producers: ps}
+	}
+	commits := []SegmentCommit{
+		seg(0, 10,
+			ProducerState{ID: 1, Epoch: 0, LastTimeMs: 5, TxnOpen: true, TxnFirst: 0,
+				Batches: []ProducerBatch{{FirstSeq: 0, LastSeq: 0, BaseOffset: 0, LastOffset: 0}}},
+			ProducerState{ID: 2, Epoch: 0, LastTimeMs: 5, TxnOpen: true, TxnFirst: 1,
+				Batches: []ProducerBatch{{FirstSeq: 0, LastSeq: 0, BaseOffset: 1, LastOffset: 1}}}),
+		// Producer 1 aborts at 10 (a marker at a new epoch), producer 2's
+		// transaction stays open.
+		seg(10, 20, ProducerState{ID: 1, Epoch: 1, LastTimeMs: 6, CoordEpoch: 3, Aborted: []TxnRange{{First: 0, Last: 10}}}),
+		// Producer 1 opens and aborts again; producer 3 is plain idempotent.
+		seg(20, 30,
+			ProducerState{ID: 1, Epoch: 1, LastTimeMs: 7, CoordEpoch: 3, Aborted: []TxnRange{{First: 20, Last: 25}},
+				Batches: []ProducerBatch{{FirstSeq: 0, LastSeq: 0, BaseOffset: 20, LastOffset: 20}}},
+			ProducerState{ID: 3, Epoch: 0, LastTimeMs: 7,
+				Batches: []ProducerBatch{{FirstSeq: 0, LastSeq: 0, BaseOffset: 26, LastOffset: 26}}}),
+	}
+	for _, c := range commits {
+		if _, err := s.CommitSegments(ctx, []SegmentCommit{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("producers %+v, %v", got, err)
+	}
+	if p1 := got[0]; p1.Epoch != 1 || p1.CoordEpoch != 3 || p1.TxnOpen || len(p1.Batches) != 1 ||
+		!reflect.DeepEqual(p1.Aborted, []TxnRange{{0, 10}, {20, 25}}) {
+		t.Fatalf("producer 1: %+v", p1)
+	}
+	if p2 := got[1]; !p2.TxnOpen || p2.TxnFirst != 1 {
+		t.Fatalf("producer 2: %+v", p2)
+	}
+	if err := s.SetLogStartOffset(ctx, id, 0, 15); err != nil {
+		t.Fatal(err)
+	}
+	// Every producer is idle past the expiry time given.
+	if n, err := s.FoldProducers(ctx, id, 0, 1, 1000); err != nil || n != 3 {
+		t.Fatalf("fold: %d, %v", n, err)
+	}
+	got, err = s.ProducerStates(ctx, id, 0)
+	if err != nil || len(got) != 2 || got[0].ID != 1 || got[1].ID != 2 {
+		t.Fatalf("producers after the fold: %+v, %v", got, err)
+	}
+	if !reflect.DeepEqual(got[0].Aborted, []TxnRange{{20, 25}}) || !got[1].TxnOpen {
+		t.Fatalf("producers after the fold: %+v", got)
 	}
 }

@@ -170,47 +170,92 @@ func (s *Store) loadTxnsUnder(ctx context.Context, prefix string) ([]StoredTxn, 
 	return out, nil
 }
 
-// WriteTxn stores rec (nil: deletes the record) as transactional id's
-// record if fence holds and the record is still at version (0: absent),
-// and returns its new version (0 after a delete). A failed condition is
-// ErrConflict; TxnFenceHolds tells a lost fence from a lost version. A
-// write of unknown outcome is settled by reading the record back: the
-// bytes written found there mean it applied.
-func (s *Store) WriteTxn(ctx context.Context, fence Cond, id string, version int64, rec *TxnRecord) (int64, error) {
-	key := txnKey(id)
-	op := Delete(key)
-	if rec != nil {
-		op = putJSON(key, rec)
-	}
-	rev, err := s.kv.Txn(ctx, []Cond{fence, {Key: key, Version: version}}, []Op{op})
-	if err == nil {
-		if rec == nil {
-			return 0, nil
-		}
-		return rev, nil
-	}
-	if IsUncertain(err) {
-		if v, ok := s.settleTxnWrite(ctx, key, version, op); ok {
-			return v, nil
-		}
-	}
-	return 0, fmt.Errorf("metadata: write transaction %q: %w", id, err)
+// TxnWrite is one record change of WriteTxns: Record stored as ID's
+// record (nil: the record deleted) if it is still at Version (0: absent).
+type TxnWrite struct {
+	ID      string
+	Version int64
+	Record  *TxnRecord
 }
 
-// settleTxnWrite reads back a record whose write's outcome is unknown: ok
-// when the write applied, with the record's version then.
-func (s *Store) settleTxnWrite(ctx context.Context, key string, version int64, op Op) (int64, bool) {
-	it, found, err := s.kv.Get(ctx, key)
+// WriteTxn is WriteTxns of one change; it returns the record's new
+// version (0 after a delete).
+func (s *Store) WriteTxn(ctx context.Context, fence Cond, id string, version int64, rec *TxnRecord) (int64, error) {
+	v, err := s.WriteTxns(ctx, []Cond{fence}, []TxnWrite{{ID: id, Version: version, Record: rec}})
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
-	if op.Delete {
-		return 0, !found && version != 0
+	return v[0], nil
+}
+
+// WriteTxns applies writes (at most one per id) in one transaction if
+// every fence holds (the shards' own keys, or the one-node claim) and
+// every record is still at its Version, and returns each record's new
+// version (0 after a delete). A failed condition is ErrConflict, and
+// nothing is written; TxnFenceHolds tells a lost fence from a lost
+// version. A transaction of unknown outcome is settled by reading the
+// records back: the bytes written found in every one mean it applied.
+func (s *Store) WriteTxns(ctx context.Context, fences []Cond, writes []TxnWrite) ([]int64, error) {
+	conds := append([]Cond(nil), fences...)
+	ops := make([]Op, len(writes))
+	for i, w := range writes {
+		key := txnKey(w.ID)
+		conds = append(conds, Cond{Key: key, Version: w.Version})
+		ops[i] = Delete(key)
+		if w.Record != nil {
+			ops[i] = putJSON(key, w.Record)
+		}
 	}
-	if found && it.Version != version && bytes.Equal(it.Value, op.Value) {
-		return it.Version, true
+	rev, err := s.kv.Txn(ctx, conds, ops)
+	if err != nil && IsUncertain(err) {
+		rev, err = s.settleTxnWrites(ctx, writes, ops, err)
 	}
-	return 0, false
+	if err != nil {
+		return nil, fmt.Errorf("metadata: write %d transaction records: %w", len(writes), err)
+	}
+	out := make([]int64, len(writes))
+	for i, w := range writes {
+		if w.Record != nil {
+			out[i] = rev
+		}
+	}
+	return out, nil
+}
+
+// settleTxnWrites reads back the records of a transaction whose outcome
+// is unknown: it returns the revision it wrote when it applied, else err.
+func (s *Store) settleTxnWrites(ctx context.Context, writes []TxnWrite, ops []Op, err error) (int64, error) {
+	var rev int64
+	for i, w := range writes {
+		it, found, gerr := s.kv.Get(ctx, ops[i].Key)
+		if gerr != nil {
+			return 0, err
+		}
+		switch {
+		case ops[i].Delete && !found && w.Version != 0:
+		case !ops[i].Delete && found && it.Version != w.Version && bytes.Equal(it.Value, ops[i].Value):
+			rev = it.Version
+		default:
+			return 0, err
+		}
+	}
+	if rev == 0 {
+		// Only deletes: their revision is not needed.
+		rev = 1
+	}
+	return rev, nil
+}
+
+// ReadTxn returns one transactional id's stored record; ok is false when
+// it has none.
+func (s *Store) ReadTxn(ctx context.Context, id string) (StoredTxn, bool, error) {
+	st := StoredTxn{ID: id}
+	v, ok, err := s.getJSON(ctx, txnKey(id), &st.Record)
+	if err != nil {
+		return StoredTxn{}, false, fmt.Errorf("metadata: read transaction %q: %w", id, err)
+	}
+	st.Version = v
+	return st, ok, nil
 }
 
 // TxnFenceHolds reports whether fence's key is still at its version.

@@ -130,3 +130,37 @@ func TestTxnCoordinatorEpochs(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteTxns: many records in one transaction; one stale version fails
+// them all; ReadTxn reads one back.
+func TestWriteTxns(t *testing.T) {
+	txnBackends(t, func(t *testing.T, a, b *metadata.Store) {
+		ctx := context.Background()
+		fence, err := a.ClaimTxns(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &metadata.TxnRecord{ProducerID: 1, State: "Empty", StartMs: -1}
+		vs, err := a.WriteTxns(ctx, []metadata.Cond{fence}, []metadata.TxnWrite{{ID: "x", Record: rec}, {ID: "y", Record: rec}})
+		if err != nil || len(vs) != 2 || vs[0] == 0 || vs[0] != vs[1] {
+			t.Fatalf("write two: %v %v", vs, err)
+		}
+		ongoing := &metadata.TxnRecord{ProducerID: 1, State: "Ongoing", StartMs: 5}
+		_, err = a.WriteTxns(ctx, []metadata.Cond{fence}, []metadata.TxnWrite{{ID: "x", Version: vs[0], Record: ongoing},
+			{ID: "y", Version: vs[1] - 1, Record: ongoing}})
+		if !metadata.IsConflict(err) {
+			t.Fatalf("a stale version: %v", err)
+		}
+		st, ok, err := b.ReadTxn(ctx, "x")
+		if err != nil || !ok || st.Version != vs[0] || st.Record.State != "Empty" {
+			t.Fatalf("read x: %+v %v %v", st, ok, err)
+		}
+		if _, ok, err := b.ReadTxn(ctx, "z"); ok || err != nil {
+			t.Fatalf("read z: %v %v", ok, err)
+		}
+		vs, err = a.WriteTxns(ctx, []metadata.Cond{fence}, []metadata.TxnWrite{{ID: "x", Version: vs[0]}, {ID: "y", Version: vs[1], Record: ongoing}})
+		if err != nil || vs[0] != 0 || vs[1] == 0 {
+			t.Fatalf("delete one, write the other: %v %v", vs, err)
+		}
+	})
+}

@@ -68,11 +68,37 @@ type ProducerBatch struct {
 // ProducerState is one idempotent producer's state in one partition.
 // LastTimeMs is when the broker last appended a batch of the producer, on
 // the broker's clock: producer.id.expiration.ms counts from it.
+//
+// The transactional fields follow Kafka's ProducerStateEntry: CoordEpoch is
+// the coordinator epoch of the producer's latest transaction marker (a
+// marker from an older coordinator is fenced); TxnOpen and TxnFirst say
+// whether the producer has a transaction open in the partition and at
+// which offset it began (what holds the last stable offset back).
+// Aborted lists the producer's aborted transactions, oldest first: in a
+// segment's producer delta those whose abort marker is in the segment, in
+// the state read back every one still in the log (see FoldProducers).
 type ProducerState struct {
 	ID         int64           `json:"id"`
 	Epoch      int16           `json:"epoch"`
 	LastTimeMs int64           `json:"last_time_ms"`
 	Batches    []ProducerBatch `json:"batches"` // oldest first, at most ProducerWindow
+	CoordEpoch int32           `json:"coord_epoch,omitempty"`
+	TxnOpen    bool            `json:"txn_open,omitempty"`
+	TxnFirst   int64           `json:"txn_first,omitempty"`
+	Aborted    []TxnRange      `json:"aborted,omitempty"`
+}
+
+// TxnRange is one aborted transaction of a producer: its first offset and
+// the offset of its abort marker.
+type TxnRange struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// transactional reports whether st carries any transactional state (and so
+// needs the producer codec's second version).
+func (st *ProducerState) transactional() bool {
+	return st.CoordEpoch != 0 || st.TxnOpen || len(st.Aborted) > 0
 }
 
 // PartitionState is a partition's durable state.

@@ -10,7 +10,12 @@ package protocol
 // for durability: nothing is acknowledged that a crash can take back.
 // Idempotent batches are deduplicated against the producer's last five
 // batches per partition (a retried duplicate is answered with the original
-// offset). v13 names topics by id. In a cluster a partition this broker
+// offset). Transactional batches need the request's transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request without
+// one, as in Kafka, and INVALID_PRODUCER_ID_MAPPING when they come from more
+// than one producer); a producer's batch to a partition where it has no
+// open transaction yet is first verified with the transaction coordinator
+// (KIP-890 part 1, see verifyTxn). v13 names topics by id. In a cluster a partition this broker
 // does not own is NOT_LEADER_OR_FOLLOWER, and from v10 the answer names the
 // current leader and its endpoint (KIP-951) so that the client moves
 // without a metadata round trip.
@@ -27,7 +32,6 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
-	"github.com/sediment-io/sediment/storage/record"
 )
 
 func init() { register(kmsg.Produce, 3, 13, handleProduce) }
@@ -44,6 +48,7 @@ func handleProduce(r *request) (kmsg.Response, error) {
 	ctx, cancel := context.WithTimeout(r.ctx(), produceTimeout(req))
 	defer cancel()
 	var waits []appended
+	refused, refusal := produceTxnCheck(req)
 	for _, rt := range req.Topics {
 		t := r.produceTopic(req, rt)
 		st := kmsg.NewProduceResponseTopic()
@@ -53,6 +58,10 @@ func handleProduce(r *request) (kmsg.Response, error) {
 			sp := &st.Partitions[i]
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
+			if refused != 0 {
+				sp.ErrorCode, sp.BaseOffset, sp.ErrorMessage = r.code(refused), -1, errorMessage(refusal)
+				continue
+			}
 			if res, ok := r.producePartition(ctx, req, t, rp, sp); ok {
 				waits = append(waits, appended{res, sp})
 			}
@@ -136,8 +145,6 @@ func (r *request) producePartition(ctx context.Context, req *kmsg.ProduceRequest
 	switch {
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		return fail(kerr.InvalidRequiredAcks.Code, nil)
-	case req.TransactionID != nil:
-		return fail(kerr.TransactionalIDAuthorizationFailed.Code, record.ErrTransactional)
 	case t == nil && req.Version >= 13:
 		return fail(kerr.UnknownTopicID.Code, nil)
 	case t == nil || t.Partition(rp.Partition) == nil:
@@ -148,6 +155,11 @@ func (r *request) producePartition(ctx context.Context, req *kmsg.ProduceRequest
 	}
 	if code, err := batchFraming(rp.Records); err != nil {
 		return fail(code, err)
+	}
+	if tb, ok := txnBatchOf(rp.Records); ok {
+		if code, err := r.verifyTxn(ctx, req, t.Partition(rp.Partition), tb); code != 0 {
+			return fail(code, err)
+		}
 	}
 	res, err := r.s.log.Append(ctx, t.Partition(rp.Partition), rp.Records)
 	if err != nil {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -154,15 +155,56 @@ func TestProduceAcksZeroErrorClosesConnection(t *testing.T) {
 	b.checkServing()
 }
 
-func TestProduceTransactionalRefused(t *testing.T) {
+// TestProduceTransactionalChecks: the whole-request refusals of Kafka's
+// KafkaApis and ReplicaManager (transactional records without a
+// transactional id, or from two producers) and a client's control batch;
+// a transactional id beside non-transactional records is fine.
+func TestProduceTransactionalChecks(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	b.createTopic("tx", 1, nil)
+	topic := b.createTopic("tx", 2, nil)
 	c := b.dial()
+	txnBatch := func(pid int64) []byte {
+		s := plainBatch(1, 10, 1)
+		s.producerID, s.epoch, s.seq, s.transactional = pid, 0, 0, true
+		return s.build(t)
+	}
+	codes := func(req *kmsg.ProduceRequest) []int16 {
+		var out []int16
+		for _, rt := range roundTrip[*kmsg.ProduceResponse](c, req).Topics {
+			for _, sp := range rt.Partitions {
+				out = append(out, sp.ErrorCode)
+			}
+		}
+		return out
+	}
+
+	// One transactional batch refuses the plain batch beside it too.
 	req := produceReq(9, -1, "tx", 0, plainBatch(1, 10, 1).build(t))
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, kmsg.ProduceRequestTopicPartition{Partition: 1, Records: txnBatch(7)})
+	if got := codes(req); !slices.Equal(got, []int16{kerr.TransactionalIDAuthorizationFailed.Code, kerr.TransactionalIDAuthorizationFailed.Code}) {
+		t.Fatalf("transactional records without a transactional id: %v", got)
+	}
+	req = produceReq(9, -1, "tx", 0, txnBatch(7))
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, kmsg.ProduceRequestTopicPartition{Partition: 1, Records: txnBatch(8)})
 	req.TransactionID = ptr("my-tx")
-	resp := roundTrip[*kmsg.ProduceResponse](c, req)
-	wantCode(t, "transactional produce", resp.Topics[0].Partitions[0].ErrorCode, kerr.TransactionalIDAuthorizationFailed.Code)
+	if got := codes(req); !slices.Equal(got, []int16{kerr.InvalidProducerIDMapping.Code, kerr.InvalidProducerIDMapping.Code}) {
+		t.Fatalf("transactional records of two producers: %v", got)
+	}
+	control := plainBatch(1, 10, 1)
+	control.control = true
+	wantCode(t, "control batch", c.produce("tx", 0, control.build(t)).ErrorCode, kerr.InvalidRecord.Code)
+	control.producerID, control.epoch, control.seq, control.transactional = 7, 0, 0, true
+	req = produceReq(9, -1, "tx", 0, control.build(t))
+	req.TransactionID = ptr("my-tx")
+	wantCodes(t, "transactional control batch", codes(req), kerr.InvalidRecord.Code)
+	if _, hw := topic.Partition(0).Offsets(); hw != 0 {
+		t.Fatalf("refused batches were written: high watermark %d", hw)
+	}
+
+	req = produceReq(9, -1, "tx", 0, plainBatch(1, 10, 1).build(t))
+	req.TransactionID = ptr("my-tx")
+	wantCodes(t, "a transactional id beside plain records", codes(req), 0)
 }
 
 // idempotentBatch is n records from producer pid at epoch with first

@@ -12,9 +12,13 @@ package protocol
 // Fetch sessions (KIP-227) are declined: the answer always carries session
 // id 0, which tells the client that no session was created, so every fetch
 // is a full fetch; a request that names a session (id != 0 with epoch > 0)
-// gets FETCH_SESSION_ID_NOT_FOUND. There are no transactions, so
-// read_committed sees the same data as read_uncommitted and the last stable
-// offset is the high watermark. v13+ names topics by id. Leader epochs
+// gets FETCH_SESSION_ID_NOT_FOUND. Every partition reports its last stable
+// offset (LSO: the first offset of its oldest open transaction, else the
+// high watermark). isolation_level 1 (read_committed) never returns a batch
+// at or past the LSO, and answers the aborted transactions overlapping the
+// returned batches (sorted by first offset; isolation 0 answers null), by
+// which the client drops their records; its long poll also wakes when the
+// LSO moves. v13+ names topics by id. Leader epochs
 // (CurrentLeaderEpoch, and from v12 LastFetchedEpoch with DivergingEpoch)
 // are checked as Kafka does; see fetchEpochs. In a cluster a partition this
 // broker does not own is NOT_LEADER_OR_FOLLOWER (or a leader-epoch error
@@ -23,7 +27,9 @@ package protocol
 // endpoint (KIP-951), as Kafka fills them for NOT_LEADER_OR_FOLLOWER and
 // FENCED_LEADER_EPOCH. From v11 a consumer's fetch is served by any broker
 // below the partition's committed end, and the owner may answer a rack-aware
-// consumer with a PreferredReadReplica (KIP-392, fetch_replica.go).
+// consumer with a PreferredReadReplica (KIP-392, fetch_replica.go); only a
+// read_uncommitted one, since a replica does not know the LSO and the
+// aborted transactions.
 
 import (
 	"context"
@@ -171,7 +177,7 @@ func (r *request) fetchTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse)
 func (r *request) fetchPart(req *kmsg.FetchRequest, c *lazyCluster, t *partition.Topic, rp kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition) (part *partition.Partition, replica bool) {
 	code := r.s.notLeaderCode(t, rp.Partition, rp.CurrentLeaderEpoch)
 	switch {
-	case code == kerr.NotLeaderForPartition.Code && r.readsAnyBroker(req):
+	case code == kerr.NotLeaderForPartition.Code && r.readsAnyBroker(req) && req.IsolationLevel != readCommitted:
 		return r.replicaEpochs(t.Partition(rp.Partition), rp, sp), true
 	case code != 0:
 		sp.ErrorCode = r.code(code)
@@ -207,7 +213,10 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 		}
 	}
 	read := r.s.log.Read
-	if r.readsAnyBroker(req) {
+	switch {
+	case req.IsolationLevel == readCommitted:
+		read = r.s.log.ReadCommitted
+	case r.readsAnyBroker(req):
 		read = r.s.log.ReadReplica
 	}
 	for i := range targets {
@@ -222,10 +231,13 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			// partition's offsets.
 			t.resp.RecordBatches = noRecords
 			logStart, hw := t.part.Offsets()
+			lso := t.part.LastStableOffset()
 			if t.replica {
 				logStart, hw = t.part.ReplicaOffsets()
+				lso = hw
 			}
-			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = hw, hw, logStart
+			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = hw, lso, logStart
+			t.resp.AbortedTransactions = abortedOf(req, nil)
 			continue
 		}
 		res, err := read(r.ctx(), t.part, t.req.FetchOffset, max(limit, 0), total == 0)
@@ -237,6 +249,7 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			// keeps its offsets, by which a client below the log
 			// start goes back to the leader (KIP-392).
 			t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = -1, -1, -1
+			t.resp.AbortedTransactions = nil
 			if res.Replica && errors.Is(err, partition.ErrOffsetOutOfRange) {
 				t.resp.HighWatermark, t.resp.LastStableOffset, t.resp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 			}
@@ -244,8 +257,11 @@ func (r *request) fillFetch(req *kmsg.FetchRequest, targets []fetchTarget) (tota
 			continue
 		}
 		t.replicaRead, t.bytes = res.Replica, res.Bytes
-		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.HighWatermark
-		t.resp.LogStartOffset = res.LogStartOffset
+		t.resp.HighWatermark, t.resp.LastStableOffset = res.HighWatermark, res.LastStableOffset
+		if res.Replica {
+			t.resp.LastStableOffset = res.HighWatermark // a replica knows no open transactions
+		}
+		t.resp.LogStartOffset, t.resp.AbortedTransactions = res.LogStartOffset, abortedOf(req, res.Aborted)
 		switch {
 		case res.Wire != nil:
 			r.records = append(r.records, fetchRecords{t.resp, res.Wire})
@@ -282,4 +298,24 @@ func (r *request) fetchLeaderHints(req *kmsg.FetchRequest, resp *kmsg.FetchRespo
 		b.NodeID, b.Host, b.Port, b.Rack = cur.node, cur.endpoint.Host, cur.endpoint.Port, rackPtr(cur.endpoint.Rack)
 		resp.Brokers = append(resp.Brokers, b)
 	}
+}
+
+// readCommitted is Fetch's and ListOffsets' isolation_level of a
+// read_committed consumer.
+const readCommitted = 1
+
+// abortedOf lays out the aborted transactions a fetch answers, as Kafka
+// does: a list (empty when there are none) for read_committed, null for
+// read_uncommitted.
+func abortedOf(req *kmsg.FetchRequest, aborted []partition.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if req.IsolationLevel != readCommitted {
+		return nil
+	}
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(aborted))
+	for _, a := range aborted {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		out = append(out, at)
+	}
+	return out
 }

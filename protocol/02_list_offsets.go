@@ -1,11 +1,12 @@
 package protocol
 
 // ListOffsets v1–v11 (v0 was removed in Kafka 4.0, KIP-896). Timestamps:
-// -1 latest (the high watermark; with no transactions it is also the last
-// stable offset), -2 earliest (the log start offset), -3 the record with the
+// -1 latest (the high watermark, or with isolation_level 1, read_committed,
+// the last stable offset), -2 earliest (the log start offset), -3 the record with the
 // largest timestamp (KIP-734), -4 earliest local (KIP-405: the same as
 // earliest here), and >= 0 the first record whose timestamp is at least the
-// one asked for (offset -1 and timestamp -1 when there is none). -5 and -6
+// one asked for (offset -1 and timestamp -1 when there is none, or, for
+// read_committed, when it is at or past the last stable offset). -5 and -6
 // (tiered-storage positions) answer -1: every record here is in the object
 // store or on its way, so there is no separate tier to report. v4+ answers
 // with the leader epoch of the offset (see listedEpoch) and fences with
@@ -31,14 +32,14 @@ func handleListOffsets(r *request) (kmsg.Response, error) {
 		st.Topic = rt.Topic
 		t, _ := r.s.log.Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
-			st.Partitions = append(st.Partitions, r.listOffset(t, rp))
+			st.Partitions = append(st.Partitions, r.listOffset(t, rp, req.IsolationLevel))
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
 }
 
-func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
+func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopicPartition, isolation int8) kmsg.ListOffsetsResponseTopicPartition {
 	sp := kmsg.NewListOffsetsResponseTopicPartition()
 	sp.Partition, sp.Timestamp, sp.Offset, sp.LeaderEpoch = rp.Partition, -1, -1, -1
 	var p *partition.Partition
@@ -74,6 +75,9 @@ func (r *request) listOffset(t *partition.Topic, rp kmsg.ListOffsetsRequestTopic
 	case rp.Timestamp == -5 || rp.Timestamp == -6:
 	default:
 		off, ts, ok, err := r.s.log.OffsetForTime(r.ctx(), p, rp.Timestamp)
+		if ok && isolation == readCommitted {
+			off, ok = committedListing(p, rp.Timestamp, off)
+		}
 		if err != nil {
 			sp.ErrorCode = r.codeOf(err)
 		} else if ok {
@@ -101,4 +105,19 @@ func listedEpoch(v partition.EpochView, ts, offset int64) int32 {
 		return epoch
 	}
 	return -1
+}
+
+// committedListing bounds a listed offset by the last stable offset for a
+// read_committed client, as Kafka's Partition.fetchOffsetForTimestamp: the
+// latest offset is the LSO, the earliest is answered as it is, and a
+// record found by timestamp counts only below the LSO.
+func committedListing(p *partition.Partition, ts, off int64) (int64, bool) {
+	lso := p.LastStableOffset()
+	switch ts {
+	case partition.TimestampLatest:
+		return lso, true
+	case partition.TimestampEarliest, partition.TimestampEarliestLocal:
+		return off, true
+	}
+	return off, off < lso
 }

@@ -5,7 +5,11 @@ package protocol
 // and no error, as Kafka does; so does every partition of an unknown group.
 // v2+ asks for every committed offset with a null topic list and carries a
 // top-level error (v0–v1 put it on each partition); v7+ has require_stable,
-// which waits until the group's commits in flight are durable; v8+ asks for
+// which waits until the group's commits in flight are durable and answers
+// a partition with transactional offsets pending (committed in a
+// transaction that has not ended) UNSTABLE_OFFSET_COMMIT, offset -1, which
+// the client retries, as Kafka does; without it the last committed offset
+// is answered, the pending one never; v8+ asks for
 // many groups at once, each with its own error (KIP-709); v9's member id and
 // epoch belong to the KIP-848 protocol and are ignored for classic groups;
 // v10 names topics by id (UNKNOWN_TOPIC_ID when unknown). As in Kafka 4, an
@@ -94,6 +98,7 @@ func (r *request) fetchGroup(req *kmsg.OffsetFetchRequest, rg kmsg.OffsetFetchRe
 		for _, p := range t.Partitions {
 			gp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 			gp.Partition, gp.Offset, gp.LeaderEpoch, gp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, kmsg.StringPtr(p.Metadata)
+			gp.ErrorCode = r.codeOf(p.Err)
 			gt.Partitions = append(gt.Partitions, gp)
 		}
 		out.Topics = append(out.Topics, gt)

@@ -1,14 +1,14 @@
 package protocol
 
 // FindCoordinator v0–v6. On one node this broker coordinates every
-// consumer group, so a group key (type 0) is answered with this node; in a
-// cluster (Config.Cluster) with the live broker owning the group's
-// coordinator shard, or COORDINATOR_NOT_AVAILABLE while none does (a
-// retriable code: the client asks again). v4+ batches keys
-// (KIP-699). Transactions are not supported: a transactional id (type 1)
-// gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the code InitProducerId
-// gives it, which clients treat as fatal instead of retrying forever.
-// Share groups (type 2, v6, KIP-932) are not supported: INVALID_REQUEST.
+// consumer group and every transactional id, so a group key (type 0) or a
+// transactional id (type 1) is answered with this node; in a cluster
+// (Config.Cluster) with the live broker owning the key's coordinator shard
+// (groups and transactional ids share the 64 shards), or
+// COORDINATOR_NOT_AVAILABLE while none does (a retriable code: the client
+// asks again), as it is on a broker without that coordinator. v4+ batches
+// keys (KIP-699). Share groups (type 2, v6, KIP-932) are not supported:
+// INVALID_REQUEST.
 // librdkafka takes this API as its sign of a Kafka >= 0.9 broker: it
 // enables its LZ4 codec only when FindCoordinator is advertised.
 
@@ -52,17 +52,18 @@ func (r *request) coordinatorFor(typ int8, key string) kmsg.FindCoordinatorRespo
 		return c
 	}
 	switch typ {
-	case coordinatorGroup:
+	case coordinatorGroup, coordinatorTransaction:
 		if r.s.cfg.Cluster != nil {
 			return r.clusterCoordinator(c, typ, key)
 		}
-		if r.s.groups == nil {
+		if typ == coordinatorGroup && r.s.groups == nil {
 			return fail(kerr.CoordinatorNotAvailable.Code, "the group coordinator is not running")
+		}
+		if typ == coordinatorTransaction && r.s.cfg.Txns == nil {
+			return fail(kerr.CoordinatorNotAvailable.Code, "the transaction coordinator is not running")
 		}
 		c.NodeID, c.Host, c.Port = r.s.cfg.NodeID, r.s.cfg.AdvertiseHost, r.s.cfg.AdvertisePort
 		return c
-	case coordinatorTransaction:
-		return fail(kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported")
 	case coordinatorShare:
 		return fail(kerr.InvalidRequest.Code, "share groups are not supported")
 	}

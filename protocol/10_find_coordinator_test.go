@@ -22,12 +22,13 @@ func TestFindCoordinator(t *testing.T) {
 	}
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.Version, req.CoordinatorType, req.CoordinatorKey = 3, 1, "txn"
-	wantCode(t, "transactional id (v3)", roundTrip[*kmsg.FindCoordinatorResponse](c, req).ErrorCode,
-		kerr.TransactionalIDAuthorizationFailed.Code)
+	if resp := roundTrip[*kmsg.FindCoordinatorResponse](c, req); resp.ErrorCode != 0 || resp.NodeID != 0 || resp.Port != b.srv.cfg.AdvertisePort {
+		t.Fatalf("transactional id (v3): error %s, coordinator %d at port %d", errName(resp.ErrorCode), resp.NodeID, resp.Port)
+	}
 	for _, tc := range []struct {
 		typ  int8
 		want int16
-	}{{0, 0}, {1, kerr.TransactionalIDAuthorizationFailed.Code}, {2, kerr.InvalidRequest.Code}, {7, kerr.InvalidRequest.Code}} {
+	}{{0, 0}, {1, 0}, {2, kerr.InvalidRequest.Code}, {7, kerr.InvalidRequest.Code}} {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.Version, req.CoordinatorType, req.CoordinatorKeys = 6, tc.typ, []string{"k1", "k2"}
 		resp := roundTrip[*kmsg.FindCoordinatorResponse](c, req)

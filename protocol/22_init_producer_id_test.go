@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -44,15 +45,20 @@ func TestInitProducerID(t *testing.T) {
 	}
 }
 
-func TestInitProducerIDTransactionalRefused(t *testing.T) {
+// TestInitProducerIDInvalid: an empty transactional id, and a producer id
+// without an epoch (or the reverse), are INVALID_REQUEST, as in Kafka.
+func TestInitProducerIDInvalid(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
 	c := b.dial()
-	for _, v := range []int16{0, 2, 5} {
-		resp := roundTrip[*kmsg.InitProducerIDResponse](c, initProducerIDReq(v, ptr("txn-1")))
-		wantCode(t, "transactional id", resp.ErrorCode, kerr.TransactionalIDAuthorizationFailed.Code)
+	for _, req := range []*kmsg.InitProducerIDRequest{initTxnReq(5, "", -1, -1), initTxnReq(3, "txn", 5, -1), initTxnReq(4, "txn", -1, 0)} {
+		resp := roundTrip[*kmsg.InitProducerIDResponse](c, req)
+		wantCode(t, fmt.Sprintf("id %q producer %d epoch %d", *req.TransactionalID, req.ProducerID, req.ProducerEpoch), resp.ErrorCode, kerr.InvalidRequest.Code)
 		if resp.ProducerID != -1 || resp.ProducerEpoch != -1 {
-			t.Fatalf("v%d: refused answer carries producer id %d epoch %d", v, resp.ProducerID, resp.ProducerEpoch)
+			t.Fatalf("refused answer carries producer id %d epoch %d", resp.ProducerID, resp.ProducerEpoch)
 		}
 	}
+	idem := initProducerIDReq(3, nil)
+	idem.ProducerID = 9
+	wantCode(t, "idempotent producer id without an epoch", roundTrip[*kmsg.InitProducerIDResponse](c, idem).ErrorCode, kerr.InvalidRequest.Code)
 }

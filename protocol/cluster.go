@@ -24,8 +24,9 @@ type ClusterView interface {
 	// is false when no broker owns it now.
 	Leader(id metadata.TopicID, p int32) (node, epoch int32, ok bool)
 	// Coordinator returns the broker coordinating a FindCoordinator key
-	// (keyType 0: a group, coordinated by its shard's owner); ok is false
-	// when none does yet.
+	// (keyType 0: a group, 1: a transactional id, each coordinated by the
+	// owner of its shard, metadata.GroupShard); ok is false when none does
+	// yet.
 	Coordinator(keyType int8, key string) (node int32, ok bool)
 }
 

@@ -33,8 +33,6 @@ func errorCode(err error) int16 {
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, partition.ErrBatchTooLarge):
 		return kerr.MessageTooLarge.Code
-	case errors.Is(err, record.ErrTransactional):
-		return kerr.TransactionalIDAuthorizationFailed.Code
 	case errors.Is(err, partition.ErrOutOfOrderSequence):
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, partition.ErrInvalidEpoch):

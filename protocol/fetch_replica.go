@@ -10,11 +10,14 @@ import (
 
 // Reads from any broker (KIP-392). Committed data is in the shared bucket,
 // so in a cluster every broker is a replica of every partition up to its
-// committed end. A consumer's fetch (ReplicaID -1) from v11, which may
-// name the client's rack, is served by a broker that does not own the
-// partition from the committed log (partition.Log.ReadReplica) instead of
-// NOT_LEADER_OR_FOLLOWER; below v11 clients do not expect a follower's
-// answer, and keep getting NOT_LEADER_OR_FOLLOWER. The owner answers a
+// committed end. A read_uncommitted consumer's fetch (ReplicaID -1) from
+// v11, which may name the client's rack, is served by a broker that does
+// not own the partition from the committed log (partition.Log.ReadReplica)
+// instead of NOT_LEADER_OR_FOLLOWER; below v11 clients do not expect a
+// follower's answer, and keep getting NOT_LEADER_OR_FOLLOWER. So does a
+// read_committed consumer, and it is never sent to a preferred read
+// replica: only the owner knows the partition's open transactions, hence
+// its last stable offset and aborted transactions. The owner answers a
 // consumer in another rack with PreferredReadReplica, a live broker of
 // the client's rack, and no records (as Kafka's ReplicaManager skips the
 // read then), when the fetch offset is committed: a consumer at the tail
@@ -43,7 +46,7 @@ func (r *request) readsAnyBroker(req *kmsg.FetchRequest) bool {
 // is, or offset is not in the committed log. Among several brokers of the
 // rack the partition picks one, so that a rack's load spreads.
 func (r *request) preferredReplica(req *kmsg.FetchRequest, c *lazyCluster, p *partition.Partition, offset int64) int32 {
-	if req.Rack == "" || !r.readsAnyBroker(req) {
+	if req.Rack == "" || !r.readsAnyBroker(req) || req.IsolationLevel == readCommitted {
 		return -1
 	}
 	logStart, end, err := r.s.log.CommittedRange(p)
@@ -84,7 +87,7 @@ func (l *lazyCluster) get(s *Server) clusterState {
 func redirect(sp *kmsg.FetchResponseTopicPartition, p *partition.Partition, node int32) {
 	logStart, hw := p.Offsets()
 	sp.PreferredReadReplica = node
-	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, logStart
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, p.LastStableOffset(), logStart
 }
 
 // countReplicaReads adds a fetch's partitions served as a replica, in its

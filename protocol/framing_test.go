@@ -42,10 +42,12 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 	const maxBytes = 64 << 10
 	b := startBroker(t, withMaxRequestBytes(maxBytes))
 	b.createTopic("t", 1, nil)
+	alterLogDirs := kmsg.NewPtrAlterReplicaLogDirsRequest()
+	alterLogDirs.Version = 1
 	writeTxnMarkers := kmsg.NewPtrWriteTxnMarkersRequest()
-	writeTxnMarkers.Version = 1
-	addPartitionsToTxn := kmsg.NewPtrAddPartitionsToTxnRequest()
-	addPartitionsToTxn.Version = 3
+	writeTxnMarkers.Version = 2
+	txnOffsetCommit := kmsg.NewPtrTxnOffsetCommitRequest()
+	txnOffsetCommit.Version = 5
 	cases := []struct {
 		name  string
 		frame []byte
@@ -66,11 +68,12 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 		{"version beyond what kmsg parses", rawHeader(3, 14, 1), false},
 		{"negative version", rawHeader(3, -1, 1), false},
 		{"malformed body", rawHeader(3, 1, 1, 0, 0, 0, 5, 0), false},
-		{"unserved API without a top-level error", framed(writeTxnMarkers, 1), false},
+		{"unserved API without a top-level error", framed(alterLogDirs, 1), false},
 		{"produce below v3 (no top-level error)", framed(withVersion(produceReq(9, 1, "t", 0, nil), 2), 1), false},
 		{"list offsets v0 (no top-level error)", framed(withVersion(listOffsetsReq(1, "t", []int64{-1}), 0), 1), false},
 		{"fetch v3 (no top-level error in v0-v6)", framed(withVersion(fetchReq(4, "t", [16]byte{}, 0, 0), 3), 1), false},
-		{"add partitions to txn v3 (its top-level error is v4+)", framed(addPartitionsToTxn, 1), false},
+		{"write txn markers v2 (no top-level error)", framed(writeTxnMarkers, 1), false},
+		{"txn offset commit v5 (no top-level error)", framed(txnOffsetCommit, 1), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,7 +104,7 @@ func TestUnsupportedVersionAnswered(t *testing.T) {
 	describeACLs := kmsg.NewPtrDescribeACLsRequest()
 	describeACLs.Version = 1
 	addPartitionsToTxn := kmsg.NewPtrAddPartitionsToTxnRequest()
-	addPartitionsToTxn.Version = 4
+	addPartitionsToTxn.Version = 5 // v0-v4 are served
 	fetchV7 := withVersion(fetchReq(7, "t", [16]byte{}, 0, 0), 7)
 	for _, req := range []kmsg.Request{describeACLs, addPartitionsToTxn} {
 		resp := c.recv(req, c.send(req))

@@ -76,6 +76,7 @@ func (fb *fuzzBroker) open() error {
 
 func (fb *fuzzBroker) close() {
 	fb.srv.Close()
+	fb.srv.cfg.Txns.Close()
 	fb.closeLog()
 	os.RemoveAll(filepath.Join(fb.root, fmt.Sprint(fb.opened)))
 }
@@ -240,6 +241,7 @@ func fuzzSeeds(tb testing.TB) []fuzzSeed {
 	add("brokers", cluster, 0, 1, 2)
 	// The group APIs' seeds are in 11_join_group_test.go.
 	addGroupSeeds(add, name, id)
+	addTxnSeeds(add, name, id)
 	add("below_range", fetchReq(3, name, id, 0, 0), 3) // closes: no top-level error at v3
 	// ApiVersions at a version we do not know: answered at v0 (KIP-511).
 	seeds = append(seeds, fuzzSeed{"18_apiversions_unknown_v9", rawHeader(18, 9, int32(len(seeds)+1), 0xfe, 0xfe)})

@@ -177,6 +177,9 @@ func startBroker(tb testing.TB, opts ...brokerOpt) *testBroker {
 		if err := srv.Close(); err != nil {
 			tb.Errorf("close server: %v", err)
 		}
+		if err := cfg.Txns.Close(); err != nil {
+			tb.Errorf("close transaction coordinator: %v", err)
+		}
 		if err := <-served; err != nil {
 			tb.Errorf("serve: %v", err)
 		}
@@ -383,6 +386,8 @@ type batchSpec struct {
 	producerID int64
 	epoch      int16
 	seq        int32
+	// transactional and control set the batch's attribute bits.
+	transactional, control bool
 }
 
 // plainBatch returns a batch of n records, non-idempotent, values of size
@@ -413,7 +418,14 @@ func (s batchSpec) build(t testing.TB) []byte {
 	b := make([]byte, 61, 61+len(recs))
 	binary.BigEndian.PutUint32(b[8:], uint32(49+len(recs)))
 	b[16] = 2
-	binary.BigEndian.PutUint16(b[21:], uint16(s.codec))
+	attrs := uint16(s.codec)
+	if s.transactional {
+		attrs |= attrTransactional
+	}
+	if s.control {
+		attrs |= attrControl
+	}
+	binary.BigEndian.PutUint16(b[21:], attrs)
 	binary.BigEndian.PutUint32(b[23:], uint32(len(s.records)-1))
 	binary.BigEndian.PutUint64(b[27:], uint64(first))
 	binary.BigEndian.PutUint64(b[35:], uint64(maxTS))

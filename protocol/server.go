@@ -16,6 +16,7 @@ import (
 
 	"github.com/sediment-io/sediment/metadata"
 	"github.com/sediment-io/sediment/storage/partition"
+	"github.com/sediment-io/sediment/txncoord"
 )
 
 // Config configures a Server.
@@ -47,6 +48,20 @@ type Config struct {
 	// and closes it in Close. Nil: group APIs answer
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *groupcoord.Coordinator
+	// Txns coordinates transactions (FindCoordinator key type 1,
+	// InitProducerId with a transactional id, AddPartitionsToTxn,
+	// AddOffsetsToTxn, EndTxn, DescribeTransactions, ListTransactions).
+	// The caller owns it: the Server never closes it. Nil: those APIs
+	// answer COORDINATOR_NOT_AVAILABLE, and a transactional produce
+	// cannot be verified (see TxnVerify).
+	Txns *txncoord.Coordinator
+	// TxnVerify checks, before a partition accepts a transactional batch
+	// of a producer that has no open transaction there, that the
+	// partition is in the producer's ongoing transaction (KIP-890 part 1):
+	// nil when it is, else a kerr error (see CONTRACT.md). In a cluster it
+	// asks the transactional id's coordinator, which may be another
+	// broker. Nil: Txns.Verify, the local coordinator.
+	TxnVerify func(ctx context.Context, txnID string, pid int64, epoch int16, tp txncoord.TopicPartition) error
 	// ProducerIDs allocates the ids InitProducerId hands out. Nil:
 	// InitProducerId answers COORDINATOR_NOT_AVAILABLE.
 	ProducerIDs interface {

@@ -31,11 +31,11 @@ func TestAdminTransactions(t *testing.T) {
 func adminTxnSuite(t *testing.T, c *adminCluster) {
 	c.must(t, "topics", "create", "--topic", "ledger", "--partitions", "2")
 	n := txnNormaliser{pids: map[string]string{}}
-	done := startCLITxnProducer(t, c.addr, "tx-done")
+	done := startTxnProducer(t, c.addr, "tx-done")
 	n.pids[done.pid] = "<pid:tx-done>"
 	done.produce(t, "ledger", 0, 3)
 	done.end(t, kgo.TryCommit)
-	open := startCLITxnProducer(t, c.addr, "tx-open")
+	open := startTxnProducer(t, c.addr, "tx-open")
 	n.pids[open.pid] = "<pid:tx-open>"
 	open.produce(t, "ledger", 1, 2)
 
@@ -82,13 +82,13 @@ func adminTxnSuite(t *testing.T, c *adminCluster) {
 	}
 }
 
-// cliTxnProducer is a franz-go transactional producer with its producer id.
-type cliTxnProducer struct {
+// adminTxnProducer is a franz-go transactional producer with its producer id.
+type adminTxnProducer struct {
 	cl  *kgo.Client
 	pid string
 }
 
-func startCLITxnProducer(t *testing.T, addr, txnID string) *cliTxnProducer {
+func startTxnProducer(t *testing.T, addr, txnID string) *adminTxnProducer {
 	t.Helper()
 	// Kafka 3.9's versions: transactions as Sediment serves them (KIP-890
 	// part 1; part 2's EndTxn v5 bumps the epoch at every commit).
@@ -107,10 +107,10 @@ func startCLITxnProducer(t *testing.T, addr, txnID string) *cliTxnProducer {
 	if err != nil {
 		t.Fatalf("%s: producer id: %v", txnID, err)
 	}
-	return &cliTxnProducer{cl: cl, pid: strconv.FormatInt(pid, 10)}
+	return &adminTxnProducer{cl: cl, pid: strconv.FormatInt(pid, 10)}
 }
 
-func (p *cliTxnProducer) produce(t *testing.T, topic string, partition int32, n int) {
+func (p *adminTxnProducer) produce(t *testing.T, topic string, partition int32, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -122,7 +122,7 @@ func (p *cliTxnProducer) produce(t *testing.T, topic string, partition int32, n 
 	}
 }
 
-func (p *cliTxnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
+func (p *adminTxnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

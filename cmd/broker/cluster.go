@@ -14,6 +14,7 @@ import (
 	"github.com/sediment-io/sediment/metadata/etcdkv"
 	"github.com/sediment-io/sediment/protocol"
 	"github.com/sediment-io/sediment/table"
+	"github.com/sediment-io/sediment/txncoord"
 )
 
 // lateNode is the cluster membership as the log and the group coordinator
@@ -74,13 +75,16 @@ func (v clusterView) Leader(id metadata.TopicID, p int32) (int32, int32, bool) {
 	return v.n.Leader(id, p)
 }
 
-// Coordinator answers for consumer groups, key type 0; other key types
-// (transactions) have no coordinator yet.
+// Coordinator answers for consumer groups (key type 0) and transactional
+// ids (key type 1): both are coordinated by the owner of the key's shard.
 func (v clusterView) Coordinator(keyType int8, key string) (int32, bool) {
-	if keyType != 0 {
-		return -1, false
+	switch keyType {
+	case 0:
+		return v.n.ShardLeader(groupcoord.ShardOf(key))
+	case 1:
+		return v.n.ShardLeader(txncoord.ShardOf(key))
 	}
-	return v.n.ShardLeader(groupcoord.ShardOf(key))
+	return -1, false
 }
 
 // startCluster joins the cluster on the etcd the metadata lives in: it
@@ -93,7 +97,7 @@ func (b *broker) startCluster(ctx context.Context, cfg *serveConfig, host string
 		Client: kv.Client(), Prefix: kv.Prefix(), Meta: b.meta,
 		NodeID: int32(cfg.NodeID), Host: host, Port: port, Rack: cfg.Rack,
 		Durability: cfg.Durability, SessionTimeout: cfg.SessionTimeout,
-		Partitions: b.log, Shards: b.groups, Tables: b.tables, Logger: logger, Registry: reg,
+		Partitions: b.log, Shards: shardMux{groups: b.groups, txns: b.txns}, Tables: b.tables, Logger: logger, Registry: reg,
 		IsTable: func(c map[string]string) bool { return table.ConfigOf(c).Enable },
 	})
 	if err != nil {

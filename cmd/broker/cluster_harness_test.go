@@ -33,6 +33,7 @@ type clusterOpts struct {
 	Durability     string        // --durability (default object)
 	SessionTimeout time.Duration // --session-timeout (default 3s)
 	Flags          []string      // more flags for every broker
+	Env            []string      // more environment for every broker (NAME=value)
 }
 
 // testCluster is a running cluster: etcd, MinIO and the brokers.
@@ -165,7 +166,7 @@ func (c *testCluster) launch(n *clusterNode) *brokerProc {
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
 	args := append([]string{"serve", "--listen", n.addr, "--http-listen", httpAddr, "--data-dir", n.dir}, c.flags(n)...)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), "SEDIMENT_TEST_BROKER=1"), c.minio.Env()...)
+	cmd.Env = append(append(append(os.Environ(), "SEDIMENT_TEST_BROKER=1"), c.minio.Env()...), c.opts.Env...)
 	// Pdeathsig: a broker never outlives the test binary, even a stopped one.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()

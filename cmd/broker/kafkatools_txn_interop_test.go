@@ -24,10 +24,10 @@ func TestInteropKafkaToolsTransactions(t *testing.T) {
 		return parseTxnToolTable(t, mustKafkaTool(t, addr, kafkaTransactions, args...))
 	}
 	mustKafkaTool(t, addr, kafkaTopics, "--create", "--topic", "tools-txn", "--partitions", "2")
-	done := startCLITxnProducer(t, addr, "tx-done")
+	done := startTxnProducer(t, addr, "tx-done")
 	done.produce(t, "tools-txn", 0, 3)
 	done.end(t, kgo.TryCommit)
-	open := startCLITxnProducer(t, addr, "tx-open")
+	open := startTxnProducer(t, addr, "tx-open")
 	open.produce(t, "tools-txn", 1, 2)
 
 	var cliList []struct {

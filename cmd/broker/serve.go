@@ -29,6 +29,7 @@ import (
 	"github.com/sediment-io/sediment/storage/objectstore/storeurl"
 	"github.com/sediment-io/sediment/storage/partition"
 	"github.com/sediment-io/sediment/storage/wal"
+	"github.com/sediment-io/sediment/txncoord"
 )
 
 // serve runs the broker until SIGINT or SIGTERM, then shuts down
@@ -68,6 +69,8 @@ type broker struct {
 	node      *cluster.Node  // the cluster membership, with etcd
 	late      lateNode       // node, for the parts that open before it
 	groups    *groupcoord.Coordinator
+	txns      *txncoord.Coordinator
+	markers   *txnMarkers // txns' writer of markers, and its client of the other brokers
 	brokerCfg *config.Dynamic
 	store     objectstore.Store
 	log       *partition.Log
@@ -191,9 +194,22 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 		return err
 	}
 	b.groups = groups
+	// One allocator of producer ids: idempotent producers' and
+	// transactional ones' come from the same sequence.
+	pids := partition.NewProducerIDs(b.meta)
+	var txnFence txncoord.Fencer // nil: one node coordinates every transaction
+	if b.etcd != nil {
+		txnFence = &b.late
+	}
+	if err := b.openTxns(ctx, txnFence, int32(cfg.NodeID), pids, logger, reg); err != nil {
+		groups.Close()
+		b.ln.Close()
+		return err
+	}
 	var view protocol.ClusterView // nil: this broker is the whole cluster
 	if b.etcd != nil {
 		if err := b.startCluster(ctx, cfg, host, int32(port), logger, reg); err != nil {
+			b.closeTxns()
 			groups.Close()
 			b.ln.Close()
 			return err
@@ -203,7 +219,8 @@ func (b *broker) startKafka(ctx context.Context, cfg *serveConfig, logger *slog.
 	b.srv = protocol.NewServer(protocol.Config{ // the server closes groups
 		NodeID: int32(cfg.NodeID), AdvertiseHost: host, AdvertisePort: int32(port), ClusterID: clusterID,
 		MaxRequestBytes: int32(cfg.MaxRequestBytes), MaxInflightBytes: cfg.MaxInflight, Logger: logger, Registry: reg, Groups: groups,
-		ProducerIDs: partition.NewProducerIDs(b.meta), Cluster: view,
+		Txns: b.txns, TxnVerify: b.txnVerify,
+		ProducerIDs: pids, Cluster: view,
 		TableStatus: b.tables.statusEntries,
 	}, b.log, b.meta)
 	go func() { b.serveErr <- b.srv.Serve(b.ln) }()
@@ -238,6 +255,9 @@ func (b *broker) close() error {
 		errs = append(errs, b.node.Close(ctx))
 		cancel()
 	}
+	// Before the server, which closes the group coordinator that
+	// completions in flight may still reach.
+	errs = append(errs, b.closeTxns())
 	if b.srv != nil {
 		errs = append(errs, b.srv.Close())
 	}

@@ -124,7 +124,7 @@ func (l *Log) appendLocked(p *Partition, b *record.Batch, res AppendResult, nowM
 		ref.walPos, ref.walEnd, ref.hasWAL = start, end, true
 		res.durable.walEnd, res.durable.hasWAL = end, true
 	}
-	p.producers.update(b, base, nowMs)
+	ref.txn = p.producers.update(b, base, nowMs)
 	p.next = ref.end
 	p.refs = append(p.refs, ref)
 	l.up.markDirty(p, int64(ref.size))

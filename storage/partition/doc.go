@@ -33,7 +33,9 @@
 // segment (a delta); maintenance folds the deltas into a snapshot and
 // forgets producers idle past producer.id.expiration.ms on the broker's
 // clock (Options.Now); loading a partition reads the snapshot and the
-// deltas after it.
+// deltas after it. The producer state includes the transactions (txn.go):
+// each producer's open transaction and the aborted ones, from which a
+// partition keeps its last stable offset and aborted index.
 //
 // Recovery replays the WAL: frames of batches already committed to metadata
 // are skipped, the rest are re-queued for upload with their producer state,

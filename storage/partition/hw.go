@@ -38,5 +38,6 @@ func (p *Partition) advanceHWLocked(end int64) {
 		return
 	}
 	p.hw = end
+	p.producers.settle(end)
 	p.wakeLocked()
 }

@@ -40,7 +40,7 @@ func (l *Log) readObjects(ctx context.Context, p *Partition, offset int64, plan 
 	if got.Bytes == 0 {
 		return res, nil
 	}
-	res.Bytes, res.Source, res.Wire = int(got.Bytes), "object", got.Data
+	res.Bytes, res.Source, res.Wire, res.next = int(got.Bytes), "object", got.Data, got.Next
 	l.m.fetchSource.WithLabelValues("object").Inc()
 	return res, nil
 }

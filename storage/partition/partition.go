@@ -22,8 +22,9 @@ type batchRef struct {
 	walPos   wal.Pos // frame holding the batch; valid when hasWAL
 	walEnd   wal.Pos // end of that frame: the batch is durable once the WAL is
 	hasWAL   bool
-	data     []byte // the batch; nil once evicted from the tail cache
-	uploaded bool   // committed to the object store and metadata
+	data     []byte    // the batch; nil once evicted from the tail cache
+	uploaded bool      // committed to the object store and metadata
+	txn      txnEffect // what the batch did to its producer's transaction
 	// dropOnUpload marks a batch the tail cache let go of while its bytes
 	// existed nowhere else (object durability): they go once uploaded.
 	dropOnUpload bool
@@ -95,7 +96,7 @@ func newPartition(t *Topic, index int32, st metadata.PartitionState) *Partition 
 		hw:        st.NextOffset,
 		next:      st.NextOffset,
 		committed: st.NextOffset,
-		producers: producers{},
+		producers: newProducers(),
 		epochs:    metadata.InitialLeaderEpochs(),
 		owned:     true,
 	}

@@ -75,6 +75,8 @@ type FetchResult struct {
 	// overlapping the returned batches, sorted by FirstOffset.
 	Aborted []AbortedTxn
 	Source  string // "tail", "wal" or "object"; empty when nothing was read
+	// next is the offset after the last returned batch.
+	next int64
 	// Replica says the partition was read by a broker that does not own
 	// it, from the committed log (ReadReplica); HighWatermark is then the
 	// committed end it knows.
@@ -101,11 +103,16 @@ func (r FetchResult) WholeBatches() ([][]byte, error) {
 // moved (uploaded and their WAL released, or compacted and their object
 // collected) plans again, a bounded number of times.
 func (l *Log) Read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
+	return l.readIsolated(ctx, p, offset, maxBytes, first, false)
+}
+
+// readIsolated is Read, or ReadCommitted when committed is set.
+func (l *Log) readIsolated(ctx context.Context, p *Partition, offset int64, maxBytes int, first, committed bool) (FetchResult, error) {
 	if err := l.CheckLeader(p); err != nil {
 		return FetchResult{}, err
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := l.read(ctx, p, offset, maxBytes, first)
+		res, err := l.read(ctx, p, offset, maxBytes, first, committed)
 		if err == nil {
 			return res, nil
 		}
@@ -125,8 +132,8 @@ func retryableRead(err error) bool {
 	return objectstore.IsNotExist(err) || errors.Is(err, wal.ErrReleased) || errors.Is(err, os.ErrClosed)
 }
 
-func (l *Log) read(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
-	plan, err := p.planRead(offset)
+func (l *Log) read(ctx context.Context, p *Partition, offset int64, maxBytes int, first, committed bool) (FetchResult, error) {
+	plan, err := p.planRead(offset, committed)
 	if err != nil {
 		return plan.res, err
 	}
@@ -145,30 +152,37 @@ type readPlan struct {
 	objectEnd   int64       // with fromObjects: read objects up to here
 }
 
-func (p *Partition) planRead(offset int64) (readPlan, error) {
+// planRead plans a read at offset up to the high watermark, or up to the
+// last stable offset when committed is set.
+func (p *Partition) planRead(offset int64, committed bool) (readPlan, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	plan := readPlan{res: FetchResult{HighWatermark: p.hw, LogStartOffset: p.logStart, LastStableOffset: p.hw}}
+	lso := p.lsoLocked()
+	plan := readPlan{res: FetchResult{HighWatermark: p.hw, LogStartOffset: p.logStart, LastStableOffset: lso, next: offset}}
 	if p.deleted {
 		return plan, ErrUnknownPartition
 	}
 	if offset < p.logStart || offset > p.hw {
 		return plan, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, p.logStart, p.hw)
 	}
-	if offset == p.hw {
+	limit := p.hw
+	if committed {
+		limit = lso
+	}
+	if offset >= limit {
 		return plan, nil
 	}
 	i, before := p.beforeRefsLocked(offset)
 	if before {
 		plan.fromObjects = true
-		plan.objectEnd = min(p.hw, p.committed)
+		plan.objectEnd = min(limit, p.committed)
 		if i < len(p.refs) {
 			plan.objectEnd = min(plan.objectEnd, p.refs[i].base)
 		}
 		return plan, nil
 	}
 	for _, r := range p.refs[i:] {
-		if r.end > p.hw {
+		if r.end > limit {
 			break
 		}
 		plan.refs = append(plan.refs, r)
@@ -223,6 +237,7 @@ func (l *Log) readRefs(plan readPlan, maxBytes int, first bool) (FetchResult, er
 		}
 		res.Batches = append(res.Batches, data)
 		res.Bytes += len(data)
+		res.next = r.end
 	}
 	if len(res.Batches) > 0 {
 		l.m.fetchSource.WithLabelValues(res.Source).Inc()

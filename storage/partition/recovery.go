@@ -95,7 +95,7 @@ func (l *Log) replayBatch(p *Partition, pos wal.Pos, raw []byte) (bool, error) {
 	// recovery, which only lengthens its producer's life by the downtime.
 	ref := &batchRef{part: p, base: base, end: base + int64(b.NumRecords), maxTS: b.MaxTimestamp,
 		epoch: record.LeaderEpoch(raw), size: len(raw), walPos: pos, hasWAL: true, appendMs: l.now().UnixMilli()}
-	p.producers.update(&b, base, ref.appendMs)
+	ref.txn = p.producers.update(&b, base, ref.appendMs)
 	p.next = ref.end
 	p.advanceHWLocked(ref.end)
 	p.refs = append(p.refs, ref)

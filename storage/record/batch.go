@@ -55,9 +55,12 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors of batch validation; the protocol layer maps them to Kafka codes.
 var (
-	ErrCorruptBatch   = errors.New("record: corrupt record batch") // CORRUPT_MESSAGE
-	ErrInvalidRecord  = errors.New("record: invalid record batch") // INVALID_RECORD
-	ErrTransactional  = errors.New("record: transactions are not supported")
+	ErrCorruptBatch  = errors.New("record: corrupt record batch") // CORRUPT_MESSAGE
+	ErrInvalidRecord = errors.New("record: invalid record batch") // INVALID_RECORD
+	// ErrTransactional is for callers that refuse transactional batches
+	// themselves (a produce without a transactional id); ParseBatch
+	// accepts them.
+	ErrTransactional  = errors.New("record: transactional batch without a transaction")
 	ErrUnsupportedFmt = errors.New("record: record batch magic must be 2")
 )
 
@@ -73,6 +76,14 @@ type Batch struct {
 	BaseSequence    int32
 	NumRecords      int32
 }
+
+// Transactional reports whether the batch is part of a transaction
+// (attribute bit 4).
+func (b *Batch) Transactional() bool { return b.Attributes&attrTransactional != 0 }
+
+// Control reports whether the batch is a control batch (attribute bit 5):
+// a transaction marker, which only the broker writes.
+func (b *Batch) Control() bool { return b.Attributes&attrControl != 0 }
 
 // Codec is the compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
 func (b *Batch) Codec() int { return int(b.Attributes & attrCodecMask) }
@@ -106,8 +117,8 @@ func ParseBatch(raw []byte) (Batch, error) {
 	if b.Attributes&attrControl != 0 {
 		return Batch{}, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
 	}
-	if b.Attributes&attrTransactional != 0 {
-		return Batch{}, ErrTransactional
+	if b.Transactional() && b.ProducerID < 0 {
+		return Batch{}, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
 	}
 	return b, nil
 }

@@ -66,6 +66,10 @@ func TestParseBatch(t *testing.T) {
 	if _, err := ParseBatch(good); err != nil {
 		t.Fatalf("valid batch rejected: %v", err)
 	}
+	txn, err := ParseBatch(testBatch{values: values(2, "t"), pid: 7, epoch: 3, attributes: attrTransactional}.encode())
+	if err != nil || !txn.Transactional() || txn.Control() {
+		t.Fatalf("transactional batch: %+v, %v", txn, err)
+	}
 	mutate := func(f func(b []byte) []byte) []byte {
 		return f(append([]byte(nil), good...))
 	}
@@ -81,7 +85,8 @@ func TestParseBatch(t *testing.T) {
 		{"magic 1", mutate(func(b []byte) []byte { b[batchMagicOff] = 1; return b }), ErrUnsupportedFmt},
 		{"count mismatch", testBatch{values: values(2, "x")}.encodeWith(func(b []byte) { binary.BigEndian.PutUint32(b[batchCountOff:], 5) }), ErrInvalidRecord},
 		{"control", testBatch{values: values(1, "x"), attributes: attrControl}.encode(), ErrInvalidRecord},
-		{"transactional", testBatch{values: values(1, "x"), attributes: attrTransactional}.encode(), ErrTransactional},
+		{"transactional without producer", testBatch{values: values(1, "x"), pid: -1, attributes: attrTransactional}.encode(), ErrInvalidRecord},
+		{"client marker", MarkerBatch(7, 0, ControlMarker{Commit: true}, 1), ErrInvalidRecord},
 		{"codec 7", testBatch{values: values(1, "x"), attributes: 7}.encode(), ErrInvalidRecord},
 	}
 	for _, tc := range cases {

@@ -177,9 +177,6 @@ func (p *Partition) Producers() []ProducerInfo {
 		if st.TxnOpen {
 			info.CurrentTxnStartOffset = st.TxnFirst
 		}
-		if st.CoordEpoch == 0 {
-			info.CoordinatorEpoch = -1
-		}
 		out = append(out, info)
 	}
 	return out

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -72,7 +74,7 @@ func TestInteropDiffTransactions(t *testing.T) {
 	d.same("ListOffsets read_committed open", func() kmsg.Request { return committedListOffsetsReq(topic, 0) })
 	d.same("ListOffsets read_uncommitted open", func() kmsg.Request { return listOffsetsReq(topic, 0, -1) })
 	d.same("Fetch read_committed open", func() kmsg.Request { return committedFetchReq(topic, 0, 0) })
-	d.same("DescribeTransactions ongoing", func() kmsg.Request { return describeTxnsReq(txnID) })
+	d.describeTxns("DescribeTransactions ongoing", txnID)
 	d.exchange("ListTransactions ongoing", func(s *diffSide) kmsg.Request { return s.listTxnsReq("Ongoing") })
 	d.same("DescribeProducers open", func() kmsg.Request { return describeProducersReq(topic, 0) })
 	d.exchange("EndTxn commit", func(s *diffSide) kmsg.Request { return s.endTxnReq(txnID, s.producerEpoch, true) })
@@ -86,7 +88,8 @@ func TestInteropDiffTransactions(t *testing.T) {
 	})
 	d.same("OffsetFetch require_stable committed", func() kmsg.Request { return stableFetchReq(group, topic, 0) })
 	d.same("Fetch read_committed committed", func() kmsg.Request { return committedFetchReq(topic, 0, 0) })
-	d.same("DescribeTransactions committed", func() kmsg.Request { return describeTxnsReq(txnID) })
+	d.same("Fetch read_committed committed marker", func() kmsg.Request { return committedFetchReq(topic, 0, 2) })
+	d.describeTxns("DescribeTransactions committed", txnID)
 	d.exchange("EndTxn commit again", func(s *diffSide) kmsg.Request { return s.endTxnReq(txnID, s.producerEpoch, true) })
 	d.exchange("EndTxn abort after the commit", func(s *diffSide) kmsg.Request { return s.endTxnReq(txnID, s.producerEpoch, false) })
 	d.same("DescribeProducers committed", func() kmsg.Request { return describeProducersReq(topic, 0) })
@@ -102,8 +105,9 @@ func TestInteropDiffTransactions(t *testing.T) {
 	})
 	d.same("Fetch read_committed aborted", func() kmsg.Request { return committedFetchReq(topic, 1, 0) })
 	d.same("Fetch read_uncommitted aborted", func() kmsg.Request { return fetchReq(topic, 1, 0, 1<<20) })
-	d.same("DescribeTransactions aborted", func() kmsg.Request { return describeTxnsReq(txnID) })
-	d.same("DescribeTransactions unknown", func() kmsg.Request { return describeTxnsReq(txnID + "-none") })
+	d.same("Fetch read_committed aborted marker", func() kmsg.Request { return committedFetchReq(topic, 1, 3) })
+	d.describeTxns("DescribeTransactions aborted", txnID)
+	d.describeTxns("DescribeTransactions unknown", txnID+"-none")
 	d.txnInit("InitProducerID transactional again", txnID)
 }
 
@@ -202,6 +206,27 @@ func committedFetchReq(topic string, partition int32, offset int64) *kmsg.FetchR
 	req := fetchReq(topic, partition, offset, 1<<20)
 	req.IsolationLevel = 1
 	return req
+}
+
+// describeTxns compares DescribeTransactions of ids with each
+// transaction's topics in name order: a transaction's partitions are a set,
+// which Kafka lists in its hash set's order.
+func (d *diffRun) describeTxns(step string, ids ...string) {
+	d.t.Helper()
+	var resps [2]kmsg.Response
+	for i, s := range d.sides {
+		resp, err := s.wire.do(describeTxnsReq(ids...))
+		if err != nil {
+			d.t.Fatalf("%s: %s: %v", step, s.name, err)
+		}
+		for _, st := range resp.(*kmsg.DescribeTransactionsResponse).TransactionStates {
+			slices.SortFunc(st.Topics, func(a, b kmsg.DescribeTransactionsResponseTransactionStateTopic) int {
+				return strings.Compare(a.Topic, b.Topic)
+			})
+		}
+		resps[i] = resp
+	}
+	d.compare(step, resps[0], resps[1])
 }
 
 func describeTxnsReq(ids ...string) *kmsg.DescribeTransactionsRequest {

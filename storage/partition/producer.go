@@ -49,9 +49,9 @@ type producerMap map[int64]*metadata.ProducerState
 // live copy).
 type producers struct {
 	m producerMap
-	// open maps the producers with a transaction open to its first offset:
-	// the live index of the open-transaction table, which the states in m
-	// hold too (TxnOpen, TxnFirst) and persist.
+	// open maps each producer with a transaction open to the transaction's
+	// first offset: the live index of the open-transaction table, which
+	// the states in m hold too (TxnOpen, TxnFirst) and persist.
 	open map[int64]int64
 	// ending holds, in offset order, the transactions whose marker is
 	// appended but not yet under the high watermark: as in Kafka they

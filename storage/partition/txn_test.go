@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sediment-io/sediment/internal/testwait"
@@ -513,8 +514,18 @@ func TestTxnWakesOnLSO(t *testing.T) {
 	p := createTopic(t, l, "t", 1, nil).Partition(0)
 	first := produceWait(t, l, p, txnBatch(7, 0, 0, "x"))
 	produceWait(t, l, p, plainBatch(9, 0, "y"))
-	if open, lag := l.txnGauges(); open != 1 || lag != 2 {
-		t.Fatalf("gauges: %d open, lag %d; want 1 and 2", open, lag)
+	reg := prometheus.NewRegistry()
+	l.RegisterGauges(reg)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		got[f.GetName()] = f.GetMetric()[0].GetGauge().GetValue()
+	}
+	if got["sediment_open_transactions"] != 1 || got["sediment_lso_lag_max_offsets"] != 2 {
+		t.Fatalf("gauges %v: want 1 open transaction and a lag of 2", got)
 	}
 	ch := make(chan struct{}, 1)
 	p.Notify(ch)

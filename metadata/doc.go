@@ -1,6 +1,7 @@
 // Package metadata owns the broker's durable metadata: topics and their
 // configs, partition state (log start offset, the end of the log committed to
-// the object store, and idempotent-producer state as of that end), each partition's
+// the object store, and producer state as of that end: idempotent sequences,
+// open transactions and aborted ones), each partition's
 // leader-epoch history, the object index that says which object holds which
 // offsets, broker configs, the producer-id counter, and consumer groups with
 // their committed offsets.
@@ -18,7 +19,7 @@
 //	parts/<topic-id-hex>/<partition %010d>      PartitionState
 //	epochs/<topic-id-hex>/<partition %010d>     LeaderEpochs: the leader-epoch history, written
 //	                                            at the first epoch bump (absent: epoch 0 from offset 0)
-//	producers/<topic-id-hex>/<partition %010d>/...   producer deltas, snapshots (producers.go; binary)
+//	producers/<topic-id-hex>/<partition %010d>/...   producer deltas, snapshots, with transactions (producers.go; binary)
 //	index/<topic-id-hex>/<partition %010d>/<base offset %020d>   Segment
 //	objects/<object key>                        ObjectRecord: how many segments point into it
 //	garbage/<object key>                        GarbageRecord: unreferenced, deleted after a grace period

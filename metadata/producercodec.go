@@ -77,8 +77,41 @@ func encodeProducers(dst []byte, list []ProducerState) []byte {
 	return dst
 }
 
+// maxAbortedPerEntry bounds the aborted transactions one encoded producer
+// carries (about 200 KiB), so that a producer that aborted many
+// transactions still fits a value: its list is split over several entries
+// of the same producer, which MergeProducer joins again when read.
+const maxAbortedPerEntry = 8 << 10
+
+// splitAborted returns list with every producer whose aborted list is
+// longer than maxAborted written as several entries: the first with its
+// state, the others with its epoch and transactional state and the rest
+// of its aborted transactions, in order.
+func splitAborted(list []ProducerState, maxAborted int) []ProducerState {
+	split := false
+	for i := range list {
+		split = split || len(list[i].Aborted) > maxAborted
+	}
+	if !split {
+		return list
+	}
+	out := make([]ProducerState, 0, len(list)+1)
+	for _, st := range list {
+		rest := st.Aborted
+		st.Aborted = rest[:min(len(rest), maxAborted)]
+		out = append(out, st)
+		for rest = rest[len(st.Aborted):]; len(rest) > 0; rest = rest[len(st.Aborted):] {
+			st = ProducerState{ID: st.ID, Epoch: st.Epoch, LastTimeMs: st.LastTimeMs, CoordEpoch: st.CoordEpoch,
+				TxnOpen: st.TxnOpen, TxnFirst: st.TxnFirst, Aborted: rest[:min(len(rest), maxAborted)]}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // chunkProducers encodes list as values of at most about maxBytes each.
 func chunkProducers(list []ProducerState, maxBytes int) [][]byte {
+	list = splitAborted(list, maxAbortedPerEntry)
 	var chunks [][]byte
 	start := 0
 	for start < len(list) {

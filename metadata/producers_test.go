@@ -357,3 +357,49 @@ func TestTxnProducerState(t *testing.T) {
 		t.Fatalf("producers after the fold: %+v", got)
 	}
 }
+
+// TestManyAbortedFitValues: a producer with more aborted transactions than
+// one entry carries is split over entries of bounded size and reads back
+// whole, through a snapshot within etcd's limits.
+func TestManyAbortedFitValues(t *testing.T) {
+	ctx := context.Background()
+	s := limitedStore(t)
+	id := NewTopicID()
+	if err := s.CreateTopic(ctx, Topic{Name: "t", ID: id, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3*maxAbortedPerEntry + 5
+	st := ProducerState{ID: 1, Epoch: 2, LastTimeMs: 9, CoordEpoch: 4,
+		Batches: []ProducerBatch{{FirstSeq: 0, LastSeq: 0, BaseOffset: 0, LastOffset: 0}}}
+	for i := range int64(n) {
+		st.Aborted = append(st.Aborted, TxnRange{First: 1_000_000_000 + 2*i, Last: 1_000_000_000 + 2*i + 1})
+	}
+	chunks := chunkProducers([]ProducerState{st}, maxProducerValue)
+	m := map[int64]*ProducerState{}
+	for _, c := range chunks {
+		if len(c) > maxProducerValue {
+			t.Fatalf("a value of %d bytes", len(c))
+		}
+		list, err := decodeProducers(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range list {
+			MergeProducer(m, d)
+		}
+	}
+	if got := m[1]; got == nil || !reflect.DeepEqual(*got, st) {
+		t.Fatalf("split producer reads back wrong (%d aborted)", len(m[1].Aborted))
+	}
+	if _, err := s.CommitSegments(ctx, []SegmentCommit{{Segment: Segment{Topic: id, EndOffset: 1, Object: "o", Len: 1},
+		Producers: []ProducerState{st}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FoldProducers(ctx, id, 0, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ProducerStates(ctx, id, 0)
+	if err != nil || len(got) != 1 || len(got[0].Aborted) != n {
+		t.Fatalf("after the fold: %d producers, err %v", len(got), err)
+	}
+}

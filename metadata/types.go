@@ -71,7 +71,8 @@ type ProducerBatch struct {
 //
 // The transactional fields follow Kafka's ProducerStateEntry: CoordEpoch is
 // the coordinator epoch of the producer's latest transaction marker (a
-// marker from an older coordinator is fenced); TxnOpen and TxnFirst say
+// marker from an older coordinator is fenced), 0 when none (Kafka's -1:
+// coordinator epochs start at 1, RaiseTxnCoordinatorEpochs); TxnOpen and TxnFirst say
 // whether the producer has a transaction open in the partition and at
 // which offset it began (what holds the last stable offset back).
 // Aborted lists the producer's aborted transactions, oldest first: in a

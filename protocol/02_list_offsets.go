@@ -2,10 +2,10 @@ package protocol
 
 // ListOffsets v1–v11 (v0 was removed in Kafka 4.0, KIP-896). Timestamps:
 // -1 latest (the high watermark, or with isolation_level 1, read_committed,
-// the last stable offset), -2 earliest (the log start offset), -3 the record with the
-// largest timestamp (KIP-734), -4 earliest local (KIP-405: the same as
-// earliest here), and >= 0 the first record whose timestamp is at least the
-// one asked for (offset -1 and timestamp -1 when there is none, or, for
+// the last stable offset), -2 earliest (the log start offset), -3 the
+// record with the largest timestamp (KIP-734), -4 earliest local (KIP-405:
+// the same as earliest here), and >= 0 the first record whose timestamp is
+// at least the one asked for (offset -1 and timestamp -1 when there is none, or, for
 // read_committed, when it is at or past the last stable offset). -5 and -6
 // (tiered-storage positions) answer -1: every record here is in the object
 // store or on its way, so there is no separate tier to report. v4+ answers

@@ -165,8 +165,9 @@ func TestClusterDescribeTopicPartitions(t *testing.T) {
 	}
 }
 
-// TestClusterFindCoordinator: a group's coordinator is the live broker the
-// view names, and COORDINATOR_NOT_AVAILABLE while none (or a dead one) is.
+// TestClusterFindCoordinator: a group's or a transactional id's coordinator
+// is the live broker the view names, and COORDINATOR_NOT_AVAILABLE while
+// none (or a dead one) is.
 func TestClusterFindCoordinator(t *testing.T) {
 	t.Parallel()
 	b, view := startClusterBroker(t)
@@ -188,6 +189,7 @@ func TestClusterFindCoordinator(t *testing.T) {
 		for key, w := range want {
 			req := kmsg.NewPtrFindCoordinatorRequest()
 			req.Version, req.CoordinatorKey, req.CoordinatorKeys = v, key, []string{key}
+			req.CoordinatorType = int8(v % 2) // groups and transactional ids alike
 			resp := roundTrip[*kmsg.FindCoordinatorResponse](c, req)
 			got := kmsg.FindCoordinatorResponseCoordinator{ErrorCode: resp.ErrorCode, NodeID: resp.NodeID, Port: resp.Port}
 			if v >= 4 {

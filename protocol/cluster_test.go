@@ -50,7 +50,7 @@ func (v *fakeView) Leader(id metadata.TopicID, p int32) (node, epoch int32, ok b
 func (v *fakeView) Coordinator(keyType int8, key string) (int32, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if keyType != coordinatorGroup {
+	if keyType != coordinatorGroup && keyType != coordinatorTransaction {
 		return 0, false
 	}
 	n, ok := v.coordinators[key]

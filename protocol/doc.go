@@ -12,6 +12,7 @@
 // frame, an unknown API or an oversize request closes only its own
 // connection, with one log line; every other connection keeps being served.
 //
-// The package turns requests into calls on storage/partition and metadata;
-// it holds no log state of its own.
+// The package turns requests into calls on storage/partition, metadata and
+// the group (groupcoord) and transaction (txncoord) coordinators; it holds
+// no log state of its own.
 package protocol

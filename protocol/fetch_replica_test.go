@@ -117,7 +117,8 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // TestFetchFromReplica: a partition another broker owns is served to a
 // v11+ consumer from its committed log, with the committed end as high
 // watermark and nothing past it; below v11 and to a follower it is
-// NOT_LEADER_OR_FOLLOWER; below the log start OFFSET_OUT_OF_RANGE with the
+// NOT_LEADER_OR_FOLLOWER, and so it is to a read_committed consumer; below
+// the log start OFFSET_OUT_OF_RANGE with the
 // offsets that send the client back to the leader. The bytes are counted.
 func TestFetchFromReplica(t *testing.T) {
 	t.Parallel()
@@ -175,6 +176,10 @@ func TestFetchFromReplica(t *testing.T) {
 		t.Logf("last fetched epoch %d at 3: code %d, diverging %+v", epoch-1, sp.ErrorCode, sp.DivergingEpoch)
 	}
 	wantCode(t, "v10", c.fetchOne(fetchReq(10, "owned", ownedID, 1, 2)).ErrorCode, kerr.NotLeaderForPartition.Code)
+	// Only the owner knows the open transactions, so the LSO.
+	committed := fetchReq(18, "owned", ownedID, 1, 2)
+	committed.IsolationLevel = readCommitted
+	wantCode(t, "read_committed", c.fetchOne(committed).ErrorCode, kerr.NotLeaderForPartition.Code)
 	follower := fetchReq(11, "owned", ownedID, 1, 2)
 	follower.ReplicaID = 1
 	wantCode(t, "follower", c.fetchOne(follower).ErrorCode, kerr.NotLeaderForPartition.Code)
@@ -183,16 +188,17 @@ func TestFetchFromReplica(t *testing.T) {
 // TestFetchPreferredReadReplica: the owner sends a consumer of another
 // rack to a broker of that rack, with no records, while its offset is
 // committed; it serves the consumer itself at the tail, in its own rack,
-// without a rack, and below v11.
+// without a rack, below v11, and when it reads read_committed.
 func TestFetchPreferredReadReplica(t *testing.T) {
 	t.Parallel()
 	b, view, own, reg := replicaBroker(t)
 	c := b.dial()
 	_, _ = acquireHere(t, b, view, own, 0)
 	end := produceCommitted(t, c, 0, 2)
+	isolation := int8(0)
 	fetch := func(v int16, rack string, offset int64) kmsg.FetchResponseTopicPartition {
 		req := fetchReq(v, "owned", ownedID, 0, offset)
-		req.Rack = rack
+		req.Rack, req.IsolationLevel = rack, isolation
 		return c.fetchOne(req)
 	}
 	sp := fetch(11, otherRack, 0)
@@ -214,7 +220,11 @@ func TestFetchPreferredReadReplica(t *testing.T) {
 		{"no rack", 18, "", 0},
 		{"rack unknown", 18, "rack-z", 0},
 		{"v10", 10, otherRack, 0},
+		{"read_committed", 18, otherRack, 0},
 	} {
+		if tc.what == "read_committed" {
+			isolation = readCommitted
+		}
 		sp := fetch(tc.v, tc.rack, tc.offset)
 		if sp.ErrorCode != 0 || sp.PreferredReadReplica != -1 {
 			t.Errorf("%s: code %d, preferred %d; want served here", tc.what, sp.ErrorCode, sp.PreferredReadReplica)

@@ -53,6 +53,7 @@ type brokerSetup struct {
 	topics       []metadata.Topic  // created in metadata before the log opens
 	dir          string            // data dir; t.TempDir() when empty
 	logOpts      func(*partition.Options)
+	noTxns       bool // serve without a transaction coordinator
 }
 
 type brokerOpt func(*brokerSetup)
@@ -65,6 +66,11 @@ func withBrokerConfig(kv ...string) brokerOpt {
 			s.brokerConfig[kv[i]] = kv[i+1]
 		}
 	}
+}
+
+// withoutTxns serves without a transaction coordinator (Config.Txns nil).
+func withoutTxns() brokerOpt {
+	return func(s *brokerSetup) { s.noTxns = true }
 }
 
 // withMaxRequestBytes sets --max-request-bytes.
@@ -170,6 +176,10 @@ func startBroker(tb testing.TB, opts ...brokerOpt) *testBroker {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if s.noTxns {
+		cfg.Txns.Close()
+		cfg.Txns = nil
+	}
 	srv := NewServer(cfg, log, meta)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -177,8 +187,10 @@ func startBroker(tb testing.TB, opts ...brokerOpt) *testBroker {
 		if err := srv.Close(); err != nil {
 			tb.Errorf("close server: %v", err)
 		}
-		if err := cfg.Txns.Close(); err != nil {
-			tb.Errorf("close transaction coordinator: %v", err)
+		if cfg.Txns != nil {
+			if err := cfg.Txns.Close(); err != nil {
+				tb.Errorf("close transaction coordinator: %v", err)
+			}
 		}
 		if err := <-served; err != nil {
 			tb.Errorf("serve: %v", err)

@@ -161,6 +161,24 @@ func (e *tableEnv) checkRows(cat icebergcatalog.Catalog, want int64) {
 // each partition p exactly once, and nothing else.
 func (e *tableEnv) checkRowsOf(cat icebergcatalog.Catalog, want map[int64]int64) {
 	e.t.Helper()
+	seen := e.rows(cat)
+	total := int64(0)
+	for p, end := range want {
+		total += end
+		for o := range end {
+			if n := seen[[2]int64{p, o}]; n != 1 {
+				e.t.Errorf("partition %d offset %d: %d rows, want 1", p, o, n)
+			}
+		}
+	}
+	if len(seen) != int(total) {
+		e.t.Errorf("%d distinct rows, want %d", len(seen), total)
+	}
+}
+
+// rows counts the table's rows by (partition, offset).
+func (e *tableEnv) rows(cat icebergcatalog.Catalog) map[[2]int64]int {
+	e.t.Helper()
 	ctx := context.Background()
 	tbl, err := cat.LoadTable(ctx, itable.Identifier{Namespace, "events"})
 	if err != nil {
@@ -183,18 +201,7 @@ func (e *tableEnv) checkRowsOf(cat icebergcatalog.Catalog, want map[int64]int64)
 			seen[[2]int64{int64(parts.Value(i)), offs.Value(i)}]++
 		}
 	}
-	total := int64(0)
-	for p, end := range want {
-		total += end
-		for o := range end {
-			if n := seen[[2]int64{p, o}]; n != 1 {
-				e.t.Errorf("partition %d offset %d: %d rows, want 1", p, o, n)
-			}
-		}
-	}
-	if len(seen) != int(total) {
-		e.t.Errorf("%d distinct rows, want %d", len(seen), total)
-	}
+	return seen
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -45,10 +45,12 @@ type Options struct {
 	// the fence it started under and checking it before every commit.
 	// nil: one node, which converts every table topic.
 	Cluster Fencer
-	// Read reads a partition's committed records for the converter (nil:
-	// Log.Read). In a cluster the topic's partitions are owned by several
-	// brokers, and Log.Read serves only those owned here: it must read the
-	// others from the bucket too (the replica read path).
+	// Read reads a partition's records for the converter as a
+	// read_committed consumer (nil: Log.ReadCommitted): nothing at or past
+	// the last stable offset, which it sets, and the aborted transactions
+	// overlapping what it returns. In a cluster the topic's partitions are
+	// owned by several brokers, and the Log serves only those owned here:
+	// it must read the others from the bucket too (the replica read path).
 	Read func(ctx context.Context, p *partition.Partition, offset int64, maxBytes int, first bool) (partition.FetchResult, error)
 	// DeadLetter appends r to partition part of the dead-letter topic and
 	// returns once it is durable (nil: Log.Append and Log.Wait). In a
@@ -68,8 +70,10 @@ type Fencer interface {
 
 // Converter turns table topics (sediment.table.enable=true) into Iceberg
 // tables. It runs one worker goroutine per table topic, off the produce
-// path: workers read committed records below the high watermark through
-// the partition log, like a consumer, and never hold its locks across I/O.
+// path: workers read through the partition log like a read_committed
+// consumer (below the last stable offset, without the records of aborted
+// transactions or the transaction markers), and never hold its locks
+// across I/O.
 type Converter struct {
 	opts    Options
 	metrics *metrics

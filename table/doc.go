@@ -1,9 +1,12 @@
 // Package table turns table topics into Apache Iceberg tables.
 //
 // A topic with sediment.table.enable=true gets one worker goroutine (see
-// Converter) that reads the topic's committed records through the partition
-// log, never past the high watermark and never holding the log's locks
-// across I/O, so producers never wait for it. The worker decodes the
+// Converter) that reads the topic through the partition log as a
+// read_committed consumer does: never past the last stable offset (the
+// high watermark, or the first offset of the oldest open transaction),
+// skipping transaction markers and the records of aborted transactions,
+// and never holding the log's locks across I/O, so producers never wait
+// for it. The worker decodes the
 // record batches (every codec), converts each record into a row (format
 // json: one JSON object per record, typed by sediment.table.schema or
 // inferred and evolved; format raw: the value as bytes) plus the metadata

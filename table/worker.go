@@ -103,7 +103,7 @@ func (w *worker) release() {
 	}
 }
 
-// loop reads everything below the high watermarks, commits when the
+// loop reads everything below the last stable offsets, commits when the
 // interval has passed or the buffer is full, and waits for more.
 func (w *worker) loop(ctx context.Context) error {
 	wake := make(chan struct{}, 1)
@@ -199,7 +199,7 @@ func (w *worker) flush(ctx context.Context) error {
 	return err
 }
 
-// convertAvailable reads each partition up to its high watermark.
+// convertAvailable reads each partition up to its last stable offset.
 func (w *worker) convertAvailable(ctx context.Context, parts []*partition.Partition) error {
 	for _, p := range parts {
 		if err := w.convertPartition(ctx, p); err != nil {
@@ -231,8 +231,8 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 		if err != nil {
 			return fmt.Errorf("table %s: read partition %d at %d: %w", w.name, idx, from, err)
 		}
-		if from >= res.HighWatermark {
-			return nil
+		if from >= res.LastStableOffset {
+			return nil // the rest is in an open transaction, or not written yet
 		}
 		batches, err := res.WholeBatches()
 		if err != nil {
@@ -242,7 +242,7 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 			return nil
 		}
 		delete(w.guessed, idx)
-		if err := w.convertBatches(ctx, idx, batches); err != nil {
+		if err := w.convertBatches(ctx, idx, batches, res.Aborted); err != nil {
 			return err
 		}
 		if w.read[idx] == from { // nothing at or past the position: never spin
@@ -252,17 +252,24 @@ func (w *worker) convertPartition(ctx context.Context, p *partition.Partition) e
 	return ctx.Err()
 }
 
-// readAt reads p's committed records from offset (Options.Read, or the
-// log's own read).
+// readAt reads p's committed records from offset, as a read_committed
+// consumer (Options.Read, or the log's own ReadCommitted).
 func (w *worker) readAt(ctx context.Context, p *partition.Partition, offset int64) (partition.FetchResult, error) {
 	if w.c.opts.Read != nil {
 		return w.c.opts.Read(ctx, p, offset, readBytes, true)
 	}
-	return w.c.opts.Log.Read(ctx, p, offset, readBytes, true)
+	return w.c.opts.Log.ReadCommitted(ctx, p, offset, readBytes, true)
 }
 
-func (w *worker) convertBatches(ctx context.Context, idx int32, batches [][]byte) error {
+// convertBatches converts the records of batches from the read position
+// on. Transaction markers and aborted transactions' batches make no rows:
+// the read position moves past them, and the next commit records it.
+func (w *worker) convertBatches(ctx context.Context, idx int32, batches [][]byte, aborted []partition.AbortedTxn) error {
 	for _, raw := range batches {
+		if !committedBatch(raw, aborted) {
+			w.read[idx] = max(w.read[idx], record.LastOffset(raw)+1)
+			continue
+		}
 		err := record.Decode(raw, func(r record.Record) error {
 			if r.Offset < w.read[idx] {
 				return nil

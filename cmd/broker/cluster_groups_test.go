@@ -108,7 +108,7 @@ func (c *testCluster) waitCoordinator(group string, want func(int32) bool) int32
 			return false, fmt.Sprintf("%s owned by node %d", key, v.NodeID)
 		}
 		for _, id := range c.ids() {
-			if p := c.nodes[id].proc; p == nil || p.cmd.ProcessState != nil {
+			if p := c.nodes[id].proc; p == nil || p.exitedYet() {
 				continue
 			}
 			adm := kadm.NewClient(newClusterClient(c.t, c.addrs(id)))

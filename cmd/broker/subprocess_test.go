@@ -138,11 +138,24 @@ func (p *brokerProc) relaunch() {
 
 // kill sends SIGKILL and waits for the process to be gone.
 func (p *brokerProc) kill() {
-	if p.cmd.ProcessState != nil {
+	if p.exitedYet() {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.wait()
+}
+
+// exitedYet says whether the process has exited. Unlike a look at
+// cmd.ProcessState, which cmd.Wait writes, it is safe while the process
+// may exit by itself (a crash seam).
+func (p *brokerProc) exitedYet() bool {
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return true
+	default:
+		return false
+	}
 }
 
 // terminate sends SIGTERM (graceful shutdown) and waits.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/sediment-io/sediment/internal/testwait"
 )
 
 // TestTxnConfluent (issue 19, test 2): confluent-kafka-go (librdkafka)
@@ -25,7 +27,7 @@ func TestTxnConfluent(t *testing.T) {
 	keys := txnKeys(10)
 	produceKeys(t, seeds, "in", 1, keys)
 	ctx, _ := ctxFor(t, 2*time.Minute)
-	const group = "confluent-txn"
+	const group, txnID = "confluent-txn", "confluent-txn-producer"
 
 	cons, err := kafka.NewConsumer(&kafka.ConfigMap{"bootstrap.servers": p.addr, "broker.address.family": "v4",
 		"group.id": group, "isolation.level": "read_committed", "enable.auto.commit": false, "auto.offset.reset": "earliest"})
@@ -33,7 +35,7 @@ func TestTxnConfluent(t *testing.T) {
 	defer cons.Close()
 	must(t, "subscribe", cons.Subscribe("in", nil))
 	prod, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": p.addr, "broker.address.family": "v4",
-		"transactional.id": "confluent-txn-producer", "transaction.timeout.ms": 60000})
+		"transactional.id": txnID, "transaction.timeout.ms": 60000})
 	must(t, "producer", err)
 	defer prod.Close()
 	must(t, "init transactions", prod.InitTransactions(ctx))
@@ -66,9 +68,13 @@ func TestTxnConfluent(t *testing.T) {
 			must(t, "abort", prod.AbortTransaction(ctx))
 		}
 	}
+	// EndTxn answers once the outcome is durable as Prepare*; the offsets
+	// move when the coordinator completes it.
 	transform("committed:", true)
+	waitTxnState(t, adm, txnID, "CompleteCommit")
 	checkCommittedAt(t, adm, group, "in", 5)
 	transform("aborted:", false)
+	waitTxnState(t, adm, txnID, "CompleteAbort")
 	checkCommittedAt(t, adm, group, "in", 5)
 
 	writeSentinels(t, seeds, "out", 1)
@@ -132,6 +138,23 @@ func readConfluentToSentinel(t *testing.T, addr, topic, isolation string) []stri
 	}
 	t.Fatalf("no sentinel in %s after 1m (%d records: %v)", topic, len(out), out)
 	return nil
+}
+
+// waitTxnState waits until the coordinator describes txnID in state.
+func waitTxnState(t *testing.T, adm *kadm.Client, txnID, state string) {
+	t.Helper()
+	ctx, _ := ctxFor(t, time.Minute)
+	last := ""
+	testwait.Until(t, 30*time.Second, func() bool {
+		ds, err := adm.DescribeTransactions(ctx, txnID)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		d, err := ds.On(txnID, nil)
+		last = fmt.Sprint(d.State, " ", err)
+		return err == nil && d.State == state
+	}, "transaction %s is %v, want %s", txnID, testwait.Later(func() string { return last }), state)
 }
 
 // checkCommittedAt fails unless group's committed offset of partition 0

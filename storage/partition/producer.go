@@ -155,7 +155,9 @@ func (ps *producers) check(b *record.Batch, logEverWritten bool, expireBeforeMs 
 // checkMarker decides whether marker m may be appended, as Kafka's
 // ProducerAppendInfo.appendEndTxnMarker does: a marker older than the
 // producer's epoch, or from an older coordinator than the last marker's,
-// is refused.
+// is refused. A producer that never had a marker (CoordEpoch 0) takes
+// any, also the -1 of an operator's WriteTxnMarkers for a producer
+// DescribeProducers showed without one.
 func (ps *producers) checkMarker(m Marker) error {
 	st := ps.m[m.ProducerID]
 	switch {
@@ -163,7 +165,7 @@ func (ps *producers) checkMarker(m Marker) error {
 		return nil
 	case m.ProducerEpoch < st.Epoch:
 		return fmt.Errorf("%w: marker at epoch %d, producer %d is at %d", ErrInvalidEpoch, m.ProducerEpoch, m.ProducerID, st.Epoch)
-	case m.CoordinatorEpoch < st.CoordEpoch:
+	case st.CoordEpoch > 0 && m.CoordinatorEpoch < st.CoordEpoch:
 		return fmt.Errorf("%w: marker from coordinator epoch %d, last was %d", ErrCoordinatorFenced, m.CoordinatorEpoch, st.CoordEpoch)
 	}
 	return nil

@@ -69,7 +69,9 @@ type FetchResult struct {
 	HighWatermark  int64
 	LogStartOffset int64
 	// LastStableOffset ends what read_committed consumers may read: the
-	// first offset of the oldest open transaction, else HighWatermark.
+	// first offset of the oldest open transaction, else HighWatermark. A
+	// replica read (ReadReplica) does not know the transactions and says
+	// HighWatermark: read_committed consumers read from the owner.
 	LastStableOffset int64
 	// Aborted lists, for ReadCommitted, the aborted transactions
 	// overlapping the returned batches, sorted by FirstOffset.

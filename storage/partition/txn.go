@@ -48,7 +48,8 @@ type AbortedTxn struct {
 }
 
 // ProducerInfo is one producer's state in a partition, as DescribeProducers
-// answers it. CurrentTxnStartOffset is -1 without an open transaction.
+// answers it. CoordinatorEpoch is -1 before the producer's first marker,
+// CurrentTxnStartOffset -1 without an open transaction.
 type ProducerInfo struct {
 	ProducerID            int64
 	ProducerEpoch         int16
@@ -175,6 +176,9 @@ func (p *Partition) Producers() []ProducerInfo {
 		}
 		if st.TxnOpen {
 			info.CurrentTxnStartOffset = st.TxnFirst
+		}
+		if st.CoordEpoch == 0 {
+			info.CoordinatorEpoch = -1
 		}
 		out = append(out, info)
 	}

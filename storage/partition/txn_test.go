@@ -237,6 +237,17 @@ func TestTxnFencing(t *testing.T) {
 	if got := readAll(t, l, p, 0); len(got) != 5 {
 		t.Fatalf("%d records in the log, want 5 (2 data, 3 markers)", len(got))
 	}
+	// An operator aborts a hanging transaction of a producer that never had
+	// a marker with the coordinator epoch DescribeProducers showed: -1.
+	produceWait(t, l, p, txnBatch(8, 0, 0, "hanging"))
+	infos := p.Producers()
+	if len(infos) != 2 || infos[0].CoordinatorEpoch != 2 || infos[1].CoordinatorEpoch != -1 || infos[1].CurrentTxnStartOffset != 5 {
+		t.Fatalf("producers %+v", infos)
+	}
+	marker(t, l, p, 8, 0, false, -1)
+	if _, hw := p.Offsets(); p.LastStableOffset() != hw {
+		t.Fatalf("last stable offset %d after the operator's abort, high watermark %d", p.LastStableOffset(), hw)
+	}
 }
 
 // txnScenario writes, on p, a committed transaction, an aborted one and
@@ -327,6 +338,7 @@ func TestTxnOwnershipMove(t *testing.T) {
 			eB, ownB := c.broker(2, func(o *Options) {
 				txnOpts(d)(o)
 				o.CompactMinAge = time.Nanosecond
+				o.TailCacheBytes = 1 // reads from the objects, compacted or not
 			})
 			a := eA.open()
 			p := createTopic(t, a, "t", 1, nil).Partition(0)
@@ -367,6 +379,9 @@ func TestTxnOwnershipMove(t *testing.T) {
 			}
 			if err := b.compact(ctx); err != nil {
 				t.Fatalf("compact: %v", err)
+			}
+			if !hasCompacted(t, b, q) {
+				t.Fatal("nothing compacted: the test no longer reads a compacted object")
 			}
 			if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got, after) {
 				t.Fatalf("after fold and compaction %+v, before %+v", got, after)
@@ -518,5 +533,73 @@ func TestTxnWakesOnLSO(t *testing.T) {
 	}
 	if open, lag := l.txnGauges(); open != 0 || lag != 0 {
 		t.Fatalf("gauges after the commit: %d open, lag %d", open, lag)
+	}
+}
+
+// TestTxnMarkerLostInCrash: a crash takes the marker before it is durable
+// (or not: the WAL may have synced it); after the restart the transaction
+// is either still open or ended, never half, and the coordinator's
+// repeated marker ends it once.
+func TestTxnMarkerLostInCrash(t *testing.T) {
+	e := newLogEnv(t, func(o *Options) { o.Durability = DurabilityWAL })
+	l := e.open()
+	p := createTopic(t, l, "t", 1, nil).Partition(0)
+	first := produceWait(t, l, p, txnBatch(7, 0, 0, "a"))
+	produceWait(t, l, p, txnBatch(7, 0, 1, "b"))
+	raw := record.MarkerBatch(7, 0, record.ControlMarker{Commit: true}, 1)
+	if _, err := l.appendMarker(p, raw, Marker{ProducerID: 7, Commit: true}, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.crash(l, false)
+
+	l = e.open()
+	tp, _ := l.Topic("t")
+	p = tp.Partition(0)
+	_, hw := p.Offsets()
+	switch lso := p.LastStableOffset(); {
+	case hw == 2 && lso == first && p.HasOpenTxn(7, 0): // the marker was lost
+	case hw == 3 && lso == 3 && !p.HasOpenTxn(7, 0): // it was synced
+	default:
+		t.Fatalf("after the crash: high watermark %d, last stable offset %d", hw, lso)
+	}
+	marker(t, l, p, 7, 0, true, 0)
+	v := readCommittedAll(t, l, p)
+	if !reflect.DeepEqual(v.values, []string{"a", "b"}) || len(v.aborted) != 0 {
+		t.Fatalf("read committed after the repeated marker: %+v", v)
+	}
+}
+
+// TestTxnTakeover: the owner crashes in the middle of a transaction and
+// another broker takes the partition over without a handover: it rebuilds
+// the open-transaction table and the aborted index from metadata alone and
+// ends the transaction.
+func TestTxnTakeover(t *testing.T) {
+	for _, d := range durabilityModes() {
+		t.Run(durabilityName(d), func(t *testing.T) {
+			c := newCluster(t)
+			eA, ownA := c.broker(1, txnOpts(d))
+			eB, ownB := c.broker(2, txnOpts(d))
+			a := eA.open()
+			p := createTopic(t, a, "t", 1, nil).Partition(0)
+			acquire(t, a, ownA, p)
+			before, open := txnScenario(t, a, p)
+			waitUploaded(t, p)
+			eA.crash(a, false)
+
+			b := eB.open()
+			tb, _ := b.Topic("t")
+			q := tb.Partition(0)
+			acquire(t, b, ownB, q)
+			if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got, before) {
+				t.Fatalf("after the takeover %+v, before %+v", got, before)
+			}
+			if q.LastStableOffset() != open || !q.HasOpenTxn(7, 0) {
+				t.Fatalf("last stable offset %d after the takeover, want %d", q.LastStableOffset(), open)
+			}
+			marker(t, b, q, 7, 0, true, 0)
+			if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got.values, []string{"p0", "c0", "p1", "o0", "p2"}) {
+				t.Fatalf("after the commit: %+v", got)
+			}
+		})
 	}
 }

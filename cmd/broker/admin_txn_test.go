@@ -133,18 +133,15 @@ func (p *adminTxnProducer) end(t *testing.T, commit kgo.TransactionEndTry) {
 
 // txnNormaliser replaces, before a golden comparison, what each broker
 // draws its own way: producer ids (by column, as ids are small numbers
-// that also appear as offsets), node ids, times in milliseconds, and
-// coordinator epochs (Kafka's is its transaction log partition's leader
-// epoch; TestInteropDiffTransactions compares them with Kafka's).
+// that also appear as offsets), node ids and times in milliseconds.
 type txnNormaliser struct{ pids map[string]string }
 
 var (
 	txnPIDColumns  = map[string]bool{"PRODUCER-ID": true, "producer_id": true}
 	txnTimeColumns = map[string]bool{"START-TIME-MS": true, "DURATION-MS": true, "LAST-TIMESTAMP": true,
 		"start_time_ms": true, "duration_ms": true, "last_timestamp": true}
-	txnNodeColumns  = map[string]bool{"COORDINATOR": true, "coordinator": true}
-	txnEpochColumns = map[string]bool{"COORDINATOR-EPOCH": true, "coordinator_epoch": true}
-	txnJSONField    = regexp.MustCompile(`"(\w+)": (-?\d+)`)
+	txnNodeColumns = map[string]bool{"COORDINATOR": true, "coordinator": true}
+	txnJSONField   = regexp.MustCompile(`"(\w+)": (-?\d+)`)
 )
 
 func (n txnNormaliser) golden(t *testing.T, c *adminCluster, name string, args ...string) {
@@ -171,8 +168,6 @@ func (n txnNormaliser) cell(col, v, quote string) string {
 		return quote + "<ms>" + quote
 	case txnNodeColumns[col]:
 		return quote + "<node>" + quote
-	case txnEpochColumns[col]:
-		return quote + "<epoch>" + quote
 	}
 	return v
 }

@@ -217,3 +217,28 @@ func TestClusterGroupsNotCoordinator(t *testing.T) {
 	leave.Version, leave.Group, leave.MemberID = 0, "g", m.id
 	wantCode(t, "LeaveGroup", roundTrip[*kmsg.LeaveGroupResponse](c, leave).ErrorCode, want)
 }
+
+// TestClusterTxnPartitionsNotLeader: WriteTxnMarkers and DescribeProducers
+// of a partition another broker owns, or nobody does, are
+// NOT_LEADER_OR_FOLLOWER (the coordinator retries its markers at the
+// owner); the owned partition takes its marker.
+func TestClusterTxnPartitionsNotLeader(t *testing.T) {
+	t.Parallel()
+	b, _ := startClusterBroker(t)
+	c := b.dial()
+	markers := kmsg.NewPtrWriteTxnMarkersRequest()
+	markers.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 5, ProducerEpoch: 0, Committed: false,
+		Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "owned", Partitions: []int32{0, 1, 2}}}}}
+	got := roundTrip[*kmsg.WriteTxnMarkersResponse](c, markers).Markers[0].Topics[0].Partitions
+	producers := kmsg.NewPtrDescribeProducersRequest()
+	producers.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "owned", Partitions: []int32{0, 1, 2}}}
+	described := roundTrip[*kmsg.DescribeProducersResponse](c, producers).Topics[0].Partitions
+	for p := range 3 {
+		want := int16(0)
+		if p > 0 {
+			want = kerr.NotLeaderForPartition.Code
+		}
+		wantCode(t, fmt.Sprintf("marker p%d", p), got[p].ErrorCode, want)
+		wantCode(t, fmt.Sprintf("producers p%d", p), described[p].ErrorCode, want)
+	}
+}

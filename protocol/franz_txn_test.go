@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sediment-io/sediment/internal/testwait"
@@ -231,4 +232,67 @@ func TestFranzInterleavedIsolation(t *testing.T) {
 	if got := consumeUntil(t, ctx, rc); !slices.Equal(got, want) {
 		t.Fatalf("read_committed consumed\n%v\nwant\n%v", got, want)
 	}
+}
+
+// TestKadmTransactions drives the transaction admin APIs through kadm, the
+// client of the broker's own `transactions` and `producers` subcommands:
+// a hanging transaction is found with ListTransactions,
+// DescribeTransactions and DescribeProducers, and aborted with
+// WriteTxnMarkers, which moves the partition's last stable offset on.
+func TestKadmTransactions(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t)
+	b.createTopic("adm", 1, nil)
+	ctx := franzCtx(t)
+	prod, _ := franzClient(t, b, kgo.TransactionalID("hanging-kadm"), kgo.DefaultProduceTopic("adm"))
+	_, adm := franzClient(t, b)
+	if err := prod.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("left open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	listed, err := adm.ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil || len(listed) != 1 || listed["hanging-kadm"].State != "Ongoing" {
+		t.Fatalf("list: %v %+v", err, listed)
+	}
+	described, err := adm.DescribeTransactions(ctx, "hanging-kadm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := described["hanging-kadm"]
+	if d.Err != nil || d.State != "Ongoing" || d.ProducerID != listed["hanging-kadm"].ProducerID || len(d.Topics["adm"]) != 1 {
+		t.Fatalf("describe: %+v", d)
+	}
+	producers, err := adm.DescribeProducers(ctx, kadm.TopicsSet{"adm": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []kadm.DescribedProducer
+	producers.EachProducer(func(p kadm.DescribedProducer) {
+		if p.CurrentTxnStartOffset >= 0 {
+			open = append(open, p)
+		}
+	})
+	if len(open) != 1 || open[0].ProducerID != d.ProducerID || open[0].CurrentTxnStartOffset != 0 {
+		t.Fatalf("producers with an open transaction: %+v", open)
+	}
+
+	res, err := adm.WriteTxnMarkers(ctx, kadm.TxnMarkers{ProducerID: open[0].ProducerID, ProducerEpoch: open[0].ProducerEpoch,
+		Commit: false, CoordinatorEpoch: open[0].CoordinatorEpoch, Topics: kadm.TopicsSet{"adm": {0: {}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.EachPartition(func(p kadm.TxnMarkersPartitionResponse) {
+		if p.Err != nil {
+			t.Fatalf("abort marker for %s-%d: %v", p.Topic, p.Partition, p.Err)
+		}
+	})
+	var lso int64
+	c := b.dial()
+	testwait.Until(t, ioBound, func() bool {
+		lso = c.fetchIsolated("adm", 0, 0, readCommitted).LastStableOffset
+		return lso == 2
+	}, "LSO %s after the operator's abort, want 2", testwait.Later(func() string { return fmt.Sprint(lso) }))
 }

@@ -91,6 +91,10 @@ func TestTxnBadInput(t *testing.T) {
 			wantCodes(t, fmt.Sprintf("TxnOffsetCommit as %s gen %d", tc.member, tc.gen),
 				p.commitOffsets(3, "eos-group", tc.member, tc.gen, "tx", 9, 0), tc.want)
 		}
+		// Verified first (the group must be in the transaction), then
+		// checked as an OffsetCommit is.
+		wantCodes(t, "TxnOffsetCommit to a group not in the transaction", p.commitOffsets(3, "no-such-group", "m", 1, "tx", 9, 0), kerr.InvalidTxnState.Code)
+		wantCode(t, "AddOffsetsToTxn", p.addOffsets(3, "no-such-group"), 0)
 		wantCodes(t, "TxnOffsetCommit with a generation to a group that does not exist",
 			p.commitOffsets(3, "no-such-group", "m", 1, "tx", 9, 0), kerr.IllegalGeneration.Code)
 		wantCodes(t, "TxnOffsetCommit to an unknown partition", p.commitOffsets(3, "eos-group", m.id, m.gen, "tx", 9, 5), kerr.UnknownTopicOrPartition.Code)

@@ -171,9 +171,10 @@ func TestTxnFencedCodes(t *testing.T) {
 		resp := roundTrip[*kmsg.InitProducerIDResponse](c, initTxnReq(tc.version, "zombie", fresh.pid+1000, 0))
 		wantCode(t, fmt.Sprintf("InitProducerId v%d with another producer id", tc.version), resp.ErrorCode, tc.want)
 	}
-	// Once the group saw the new epoch, the zombie's TxnOffsetCommit is
-	// INVALID_PRODUCER_EPOCH at every version: Kafka's log refuses its
-	// write to the offsets topic with that code.
+	// The zombie's TxnOffsetCommit is INVALID_PRODUCER_EPOCH at every
+	// version: as in Kafka, its verification with the transaction
+	// coordinator finds it fenced (and the group, which saw the new
+	// epoch, would refuse it with that code too).
 	wantCode(t, "AddOffsetsToTxn", fresh.addOffsets(3, "fenced-group"), 0)
 	wantCodes(t, "TxnOffsetCommit", fresh.commitOffsets(3, "fenced-group", "", -1, "tx", 1, 0), 0)
 	fresh.finish(true)

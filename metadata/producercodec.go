@@ -191,6 +191,7 @@ func decodeProducers(b []byte) ([]ProducerState, error) {
 			pb.BaseOffset = r.varint()
 			pb.LastOffset = pb.BaseOffset + int64(r.uvarint())
 		}
+		st.CoordEpoch = -1
 		if version == producerCodecV2 {
 			st.CoordEpoch = int32(r.varint())
 			if first := r.varint(); first >= 0 {

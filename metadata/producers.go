@@ -168,7 +168,7 @@ func (s *Store) producerStatesOnce(ctx context.Context, id TopicID, p int32) (li
 	}
 	now := time.Now().UnixMilli()
 	for _, ps := range st.Producers {
-		ps.LastTimeMs = now
+		ps.LastTimeMs, ps.CoordEpoch = now, -1
 		MergeProducer(m, ps)
 	}
 	before, err := s.headVersion(ctx, id, p)
@@ -258,6 +258,7 @@ func migrateProducerOps(id TopicID, p int32, legacy []ProducerState) ([]Cond, []
 	list := make([]ProducerState, len(legacy))
 	for i, st := range legacy {
 		st.LastTimeMs = now // the old times were the producers' own clocks
+		st.CoordEpoch = -1
 		list[i] = st
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })

@@ -100,7 +100,7 @@ func (s *Store) ClaimTxns(ctx context.Context, nodeID int32) (Cond, error) {
 }
 
 // RaiseTxnCoordinatorEpochs adds one to the coordinator epoch of each of
-// shards (absent: 0, so the first acquisition gives 1), in one
+// shards (the first acquisition gives 0, Kafka's first epoch), in one
 // transaction conditional on fence, and returns the new epochs in the
 // order of shards. A conflict on fence is ErrConflict; one on an epoch key
 // (a concurrent raise, which only a second owner could make) is retried.
@@ -118,7 +118,11 @@ func (s *Store) RaiseTxnCoordinatorEpochs(ctx context.Context, fence Cond, shard
 			if err != nil {
 				return nil, fmt.Errorf("metadata: read coordinator epoch of shard %d: %w", sh, err)
 			}
-			epochs[i] = e + 1
+			// The first acquisition is epoch 0, as Kafka's first leader of a
+			// __transaction_state partition is; every later one is higher.
+			if v != 0 {
+				epochs[i] = e + 1
+			}
 			conds = append(conds, Cond{Key: txnEpochKey(sh), Version: v})
 			ops = append(ops, putJSON(txnEpochKey(sh), epochs[i]))
 		}

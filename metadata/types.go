@@ -71,8 +71,9 @@ type ProducerBatch struct {
 //
 // The transactional fields follow Kafka's ProducerStateEntry: CoordEpoch is
 // the coordinator epoch of the producer's latest transaction marker (a
-// marker from an older coordinator is fenced), 0 when none (Kafka's -1:
-// coordinator epochs start at 1, RaiseTxnCoordinatorEpochs); TxnOpen and TxnFirst say
+// marker from an older coordinator is fenced), -1 when none (as in Kafka;
+// the producer codec's first version, which has no such field, reads as
+// -1); TxnOpen and TxnFirst say
 // whether the producer has a transaction open in the partition and at
 // which offset it began (what holds the last stable offset back).
 // Aborted lists the producer's aborted transactions, oldest first: in a
@@ -99,7 +100,7 @@ type TxnRange struct {
 // transactional reports whether st carries any transactional state (and so
 // needs the producer codec's second version).
 func (st *ProducerState) transactional() bool {
-	return st.CoordEpoch != 0 || st.TxnOpen || len(st.Aborted) > 0
+	return st.CoordEpoch != -1 || st.TxnOpen || len(st.Aborted) > 0
 }
 
 // PartitionState is a partition's durable state.

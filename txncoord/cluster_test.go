@@ -89,8 +89,8 @@ func staleOwner(t *testing.T, e *env, metaA, metaB *metadata.Store) {
 	for _, m := range e.markers.written() {
 		epochs = append(epochs, m.CoordinatorEpoch)
 	}
-	if len(epochs) != 1 || epochs[0] != 2 {
-		t.Fatalf("coordinator epochs of the markers written: %v, want only B's 2", epochs)
+	if len(epochs) != 1 || epochs[0] != 1 {
+		t.Fatalf("coordinator epochs of the markers written: %v, want only B's 1", epochs)
 	}
 	wantErr(t, "B commits", b.c.EndTxn(ctx, "tx", p.ProducerID, p.ProducerEpoch, true), nil)
 	waitState(t, b.c, "tx", CompleteCommit)

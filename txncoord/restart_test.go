@@ -55,7 +55,7 @@ func reopenMidPrepareCommit(t *testing.T, e *env) {
 	waitState(t, b, "tx", CompleteCommit)
 	wantErr(t, "commit retried on the new coordinator", b.EndTxn(ctx, "tx", p.ProducerID, p.ProducerEpoch, true), nil)
 	m := e.markers.written()
-	if len(m) != 1 || !m[0].Commit || m[0].CoordinatorEpoch != 2 || len(m[0].Partitions) != 2 || len(m[0].Groups) != 1 {
+	if len(m) != 1 || !m[0].Commit || m[0].CoordinatorEpoch != 1 || len(m[0].Partitions) != 2 || len(m[0].Groups) != 1 {
 		t.Fatalf("markers: %+v", m)
 	}
 	if d := describe(b, "open"); d.State != Ongoing || d.TimeoutMs != 60_000 || len(d.Partitions) != 1 {

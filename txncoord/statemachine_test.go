@@ -48,7 +48,7 @@ func stateMachine(t *testing.T, e *env) {
 	waitState(t, c, id, CompleteCommit)
 	m := e.markers.written()
 	if len(m) != 1 || !m[0].Commit || m[0].ProducerID != p.ProducerID || m[0].ProducerEpoch != p.ProducerEpoch ||
-		len(m[0].Partitions) != 2 || len(m[0].Groups) != 1 || m[0].Groups[0] != "g" || m[0].CoordinatorEpoch != 1 {
+		len(m[0].Partitions) != 2 || len(m[0].Groups) != 1 || m[0].Groups[0] != "g" || m[0].CoordinatorEpoch != 0 {
 		t.Fatalf("markers: %+v", m)
 	}
 	wantErr(t, "commit again (a retry)", c.EndTxn(ctx, id, p.ProducerID, p.ProducerEpoch, true), nil)

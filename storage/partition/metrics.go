@@ -91,16 +91,7 @@ func (l *Log) RegisterGauges(reg prometheus.Registerer) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sediment_tail_cache_bytes",
 			Help: "Bytes of recent batches held in memory."},
 			func() float64 { return float64(l.tail.Bytes()) }),
-		// The transaction gauges aggregate over partitions: a last stable
-		// offset lag per partition would be one series per partition of
-		// the cluster, too many to scrape; the greatest lag shows a stuck
-		// transaction, and DescribeProducers finds which.
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sediment_open_transactions",
-			Help: "Transactions open in the partitions this broker owns (one per producer and partition)."},
-			func() float64 { open, _ := l.txnGauges(); return float64(open) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sediment_lso_lag_max_offsets",
-			Help: "Greatest high watermark minus last stable offset over the partitions this broker owns."},
-			func() float64 { _, lag := l.txnGauges(); return float64(lag) }),
+		txnCollector{l},
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sediment_wal_fsyncs_total",
 			Help: "WAL fsyncs (each serves every append waiting at the time)."},
 			func() float64 { return float64(l.wal.Stats().Syncs) }),

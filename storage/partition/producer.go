@@ -49,9 +49,9 @@ type producerMap map[int64]*metadata.ProducerState
 // live copy).
 type producers struct {
 	m producerMap
-	// open maps the producers with a transaction open to its first offset:
-	// the live index of the open-transaction table, which the states in m
-	// hold too (TxnOpen, TxnFirst) and persist.
+	// open maps each producer with a transaction open to the transaction's
+	// first offset: the live index of the open-transaction table, which
+	// the states in m hold too (TxnOpen, TxnFirst) and persist.
 	open map[int64]int64
 	// ending holds, in offset order, the transactions whose marker is
 	// appended but not yet under the high watermark: as in Kafka they
@@ -155,9 +155,7 @@ func (ps *producers) check(b *record.Batch, logEverWritten bool, expireBeforeMs 
 // checkMarker decides whether marker m may be appended, as Kafka's
 // ProducerAppendInfo.appendEndTxnMarker does: a marker older than the
 // producer's epoch, or from an older coordinator than the last marker's,
-// is refused. A producer that never had a marker (CoordEpoch 0) takes
-// any, also the -1 of an operator's WriteTxnMarkers for a producer
-// DescribeProducers showed without one.
+// is refused.
 func (ps *producers) checkMarker(m Marker) error {
 	st := ps.m[m.ProducerID]
 	switch {
@@ -165,7 +163,7 @@ func (ps *producers) checkMarker(m Marker) error {
 		return nil
 	case m.ProducerEpoch < st.Epoch:
 		return fmt.Errorf("%w: marker at epoch %d, producer %d is at %d", ErrInvalidEpoch, m.ProducerEpoch, m.ProducerID, st.Epoch)
-	case st.CoordEpoch > 0 && m.CoordinatorEpoch < st.CoordEpoch:
+	case m.CoordinatorEpoch < st.CoordEpoch:
 		return fmt.Errorf("%w: marker from coordinator epoch %d, last was %d", ErrCoordinatorFenced, m.CoordinatorEpoch, st.CoordEpoch)
 	}
 	return nil
@@ -257,7 +255,7 @@ func (m producerMap) apply(b *record.Batch, base, nowMs int64, e txnEffect) {
 	if b.ProducerID < 0 {
 		return
 	}
-	d := metadata.ProducerState{ID: b.ProducerID, Epoch: b.ProducerEpoch, LastTimeMs: nowMs}
+	d := metadata.ProducerState{ID: b.ProducerID, Epoch: b.ProducerEpoch, LastTimeMs: nowMs, CoordEpoch: -1}
 	if st := m[b.ProducerID]; st != nil {
 		d.CoordEpoch = st.CoordEpoch
 	}

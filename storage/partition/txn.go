@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sediment-io/sediment/storage/record"
 )
 
@@ -177,12 +179,36 @@ func (p *Partition) Producers() []ProducerInfo {
 		if st.TxnOpen {
 			info.CurrentTxnStartOffset = st.TxnFirst
 		}
-		if st.CoordEpoch == 0 {
-			info.CoordinatorEpoch = -1
-		}
 		out = append(out, info)
 	}
 	return out
+}
+
+// txnCollector exports the transaction gauges, both from one pass over the
+// partitions per scrape. They aggregate over partitions: a last stable
+// offset lag per partition would be one series per partition of the
+// cluster, too many to scrape; the greatest lag shows that a transaction
+// is stuck, and DescribeProducers finds which.
+type txnCollector struct{ l *Log }
+
+var (
+	openTxnsDesc = prometheus.NewDesc("sediment_open_transactions",
+		"Transactions open in the partitions this broker owns (one per producer and partition).", nil, nil)
+	lsoLagDesc = prometheus.NewDesc("sediment_lso_lag_max_offsets",
+		"Greatest high watermark minus last stable offset over the partitions this broker owns.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c txnCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- openTxnsDesc
+	ch <- lsoLagDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c txnCollector) Collect(ch chan<- prometheus.Metric) {
+	open, lag := c.l.txnGauges()
+	ch <- prometheus.MustNewConstMetric(openTxnsDesc, prometheus.GaugeValue, float64(open))
+	ch <- prometheus.MustNewConstMetric(lsoLagDesc, prometheus.GaugeValue, float64(lag))
 }
 
 // txnGauges returns the open transactions of the partitions this log owns

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sediment-io/sediment/internal/testwait"
@@ -513,8 +514,18 @@ func TestTxnWakesOnLSO(t *testing.T) {
 	p := createTopic(t, l, "t", 1, nil).Partition(0)
 	first := produceWait(t, l, p, txnBatch(7, 0, 0, "x"))
 	produceWait(t, l, p, plainBatch(9, 0, "y"))
-	if open, lag := l.txnGauges(); open != 1 || lag != 2 {
-		t.Fatalf("gauges: %d open, lag %d; want 1 and 2", open, lag)
+	reg := prometheus.NewRegistry()
+	l.RegisterGauges(reg)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		got[f.GetName()] = f.GetMetric()[0].GetGauge().GetValue()
+	}
+	if got["sediment_open_transactions"] != 1 || got["sediment_lso_lag_max_offsets"] != 2 {
+		t.Fatalf("gauges %v: want 1 open transaction and a lag of 2", got)
 	}
 	ch := make(chan struct{}, 1)
 	p.Notify(ch)
@@ -575,31 +586,34 @@ func TestTxnMarkerLostInCrash(t *testing.T) {
 // ends the transaction.
 func TestTxnTakeover(t *testing.T) {
 	for _, d := range durabilityModes() {
-		t.Run(durabilityName(d), func(t *testing.T) {
-			c := newCluster(t)
-			eA, ownA := c.broker(1, txnOpts(d))
-			eB, ownB := c.broker(2, txnOpts(d))
-			a := eA.open()
-			p := createTopic(t, a, "t", 1, nil).Partition(0)
-			acquire(t, a, ownA, p)
-			before, open := txnScenario(t, a, p)
-			waitUploaded(t, p)
-			eA.crash(a, false)
+		t.Run(durabilityName(d), func(t *testing.T) { runTxnTakeover(t, newCluster(t), d) })
+	}
+	// The same on a real embedded etcd, each broker with its own client.
+	t.Run("etcd", func(t *testing.T) { runTxnTakeover(t, newEtcdCluster(t), DurabilityWAL) })
+}
 
-			b := eB.open()
-			tb, _ := b.Topic("t")
-			q := tb.Partition(0)
-			acquire(t, b, ownB, q)
-			if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got, before) {
-				t.Fatalf("after the takeover %+v, before %+v", got, before)
-			}
-			if q.LastStableOffset() != open || !q.HasOpenTxn(7, 0) {
-				t.Fatalf("last stable offset %d after the takeover, want %d", q.LastStableOffset(), open)
-			}
-			marker(t, b, q, 7, 0, true, 0)
-			if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got.values, []string{"p0", "c0", "p1", "o0", "p2"}) {
-				t.Fatalf("after the commit: %+v", got)
-			}
-		})
+func runTxnTakeover(t *testing.T, c *cluster, d Durability) {
+	eA, ownA := c.broker(1, txnOpts(d))
+	eB, ownB := c.broker(2, txnOpts(d))
+	a := eA.open()
+	p := createTopic(t, a, "t", 1, nil).Partition(0)
+	acquire(t, a, ownA, p)
+	before, open := txnScenario(t, a, p)
+	waitUploaded(t, p)
+	eA.crash(a, false)
+
+	b := eB.open()
+	tb, _ := b.Topic("t")
+	q := tb.Partition(0)
+	acquire(t, b, ownB, q)
+	if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got, before) {
+		t.Fatalf("after the takeover %+v, before %+v", got, before)
+	}
+	if q.LastStableOffset() != open || !q.HasOpenTxn(7, 0) {
+		t.Fatalf("last stable offset %d after the takeover, want %d", q.LastStableOffset(), open)
+	}
+	marker(t, b, q, 7, 0, true, 0)
+	if got := readCommittedAll(t, b, q); !reflect.DeepEqual(got.values, []string{"p0", "c0", "p1", "o0", "p2"}) {
+		t.Fatalf("after the commit: %+v", got)
 	}
 }

@@ -55,12 +55,8 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors of batch validation; the protocol layer maps them to Kafka codes.
 var (
-	ErrCorruptBatch  = errors.New("record: corrupt record batch") // CORRUPT_MESSAGE
-	ErrInvalidRecord = errors.New("record: invalid record batch") // INVALID_RECORD
-	// ErrTransactional is for callers that refuse transactional batches
-	// themselves (a produce without a transactional id); ParseBatch
-	// accepts them.
-	ErrTransactional  = errors.New("record: transactional batch without a transaction")
+	ErrCorruptBatch   = errors.New("record: corrupt record batch") // CORRUPT_MESSAGE
+	ErrInvalidRecord  = errors.New("record: invalid record batch") // INVALID_RECORD
 	ErrUnsupportedFmt = errors.New("record: record batch magic must be 2")
 )
 

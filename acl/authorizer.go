@@ -93,11 +93,11 @@ type Rule int8
 
 // The rules, as Kafka's audit log names them.
 const (
-	RuleNotReady     Rule = iota // before the first Replace; denied
-	RuleSuperUser                // a super user; allowed
-	RuleMatchingACL              // ACL holds the matching binding
-	RuleNoACLs                   // no binding applies to the resource: the allow.everyone.if.no.acl.found default
-	RuleNoMatchingACL            // bindings apply to the resource, none to this request; denied
+	RuleNotReady      Rule = iota // before the first Replace; denied
+	RuleSuperUser                 // a super user; allowed
+	RuleMatchingACL               // ACL holds the matching binding
+	RuleNoACLs                    // no binding applies to the resource: the allow.everyone.if.no.acl.found default
+	RuleNoMatchingACL             // bindings apply to the resource, none to this request; denied
 )
 
 // Decision is one authorization's result and its reason, for the audit

@@ -91,7 +91,7 @@ func (a *Authorizer) ACLs(f Filter) []Binding {
 // Rule says why a Decision came out as it did.
 type Rule int8
 
-// The rules, as Kafka's audit log names them.
+// The rules by which a decision is made.
 const (
 	RuleNotReady      Rule = iota // before the first Replace; denied
 	RuleSuperUser                 // a super user; allowed
@@ -99,6 +99,24 @@ const (
 	RuleNoACLs                    // no binding applies to the resource: the allow.everyone.if.no.acl.found default
 	RuleNoMatchingACL             // bindings apply to the resource, none to this request; denied
 )
+
+// String names the rule as Kafka's authorizer audit log does, where it
+// has one.
+func (r Rule) String() string {
+	switch r {
+	case RuleNotReady:
+		return "NotReady"
+	case RuleSuperUser:
+		return "SuperUser"
+	case RuleMatchingACL:
+		return "MatchingAcl"
+	case RuleNoACLs:
+		return "NoAclFound"
+	case RuleNoMatchingACL:
+		return "DefaultDeny"
+	}
+	return fmt.Sprintf("Rule(%d)", int8(r))
+}
 
 // Decision is one authorization's result and its reason, for the audit
 // log and metrics.

@@ -298,3 +298,29 @@ func TestHostAddress(t *testing.T) {
 		}
 	}
 }
+
+// Authorize among many bindings: the cost follows the prefix lengths in
+// use, not the number of bindings.
+func BenchmarkAuthorize(b *testing.B) {
+	var bindings []acl.Binding
+	for i := range 100000 {
+		name := fmt.Sprintf("team%03d.topic%03d", i%1000, i/1000)
+		bindings = append(bindings, acl.Binding{
+			Pattern: acl.Pattern{Type: topic, Name: name, PatternType: literal},
+			Entry:   acl.Entry{Principal: fmt.Sprintf("User:u%d", i%50), Host: "*", Operation: acl.OpRead, Permission: allow}})
+		if i%100 == 0 {
+			bindings = append(bindings, acl.Binding{
+				Pattern: acl.Pattern{Type: topic, Name: name[:8], PatternType: prefix},
+				Entry:   acl.Entry{Principal: "User:u1", Host: "*", Operation: acl.OpWrite, Permission: allow}})
+		}
+	}
+	a, err := acl.NewAuthorizer(acl.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.Replace(bindings, 1)
+	b.ResetTimer()
+	for i := range b.N {
+		a.Authorize("User:u1", "127.0.0.1", acl.OpWrite, topic, fmt.Sprintf("team%03d.topic007", i%1000))
+	}
+}

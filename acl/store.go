@@ -58,6 +58,25 @@ func (s *Store) Load(ctx context.Context) ([]Binding, int64, error) {
 	return out, snap.Revision, nil
 }
 
+// Describe returns the stored bindings that match f, as DescribeAcls
+// answers; an invalid filter is kerr.InvalidRequest.
+func (s *Store) Describe(ctx context.Context, f Filter) ([]Binding, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	all, _, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Binding
+	for _, b := range all {
+		if f.Matches(b) {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
 // Revision returns the stored ACLs' revision, one cheap read: a broker
 // reloads when it differs from its Authorizer's.
 func (s *Store) Revision(ctx context.Context) (int64, error) {

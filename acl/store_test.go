@@ -113,6 +113,12 @@ func TestStoreCreateDeleteAuthorize(t *testing.T) {
 		*alices.Principal = "User:alice"
 		unknown := acl.MatchAll
 		unknown.Operation = acl.OpUnknown
+		if got, err := s.Describe(ctx, topics); err != nil || len(got) != 2 {
+			t.Fatalf("describe topics: %v %v", got, err)
+		}
+		if _, err := s.Describe(ctx, unknown); !errors.Is(err, kerr.InvalidRequest) {
+			t.Fatalf("describe with an unknown operation: %v", err)
+		}
 		res := s.Delete(ctx, "User:admin", []acl.Filter{topics, alices, unknown})
 		if res[0].Err != nil || len(res[0].Deleted) != 2 || res[1].Err != nil || len(res[1].Deleted) != 2 ||
 			!errors.Is(res[2].Err, kerr.InvalidRequest) {

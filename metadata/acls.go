@@ -162,7 +162,7 @@ func (s *Store) CreateACLs(ctx context.Context, recs []ACLRecord) (stored int, a
 		if done > 0 {
 			stored = opRecs[done] // recs before the first unwritten one are stored
 		}
-		if err == nil || !IsConflict(err) || rev < 0 {
+		if !IsConflict(err) || rev < 0 {
 			return stored, added, fmt.Errorf("metadata: create ACLs: %w", err)
 		}
 	}

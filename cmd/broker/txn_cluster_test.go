@@ -171,7 +171,7 @@ func checkAllOrNothing(t *testing.T, c *testCluster, topic string, parts int32, 
 		want = nil
 	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("read_committed of %s: got %v, want %v", topic, got, want)
+		t.Fatalf("read_committed of %s: got %v, want %v\n%s", topic, got, want, c.logs())
 	}
 }
 

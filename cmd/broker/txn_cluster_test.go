@@ -91,10 +91,14 @@ func TestClusterTxnAcrossBrokers(t *testing.T) {
 		waitKilled(t, c.proc(coord), time.Minute)
 		must(t, "disarm the crash seam", os.Remove(arm))
 		// The commit was durable as PrepareCommit: the shard's next owner
-		// completes it, and the producer's retried EndTxn succeeds.
+		// completes it, whatever the producer's EndTxn answered (franz-go
+		// may give up on the dead coordinator before the shard moves).
 		if err := <-ended; err != nil {
-			t.Fatalf("commit across the coordinator's crash: %v", err)
+			t.Logf("the producer's commit across the coordinator's crash: %v", err)
 		}
+		adm := kadm.NewClient(newClusterClient(t, c.addrs(without(c.ids(), coord)...)))
+		defer adm.Close()
+		waitTxnState(t, adm, txnID, "CompleteCommit")
 		c.start(coord)
 		checkAllOrNothing(t, c, "z", parts, want, true)
 	})

@@ -73,8 +73,9 @@ type FetchResult struct {
 	// replica read (ReadReplica) says HighWatermark; ReadReplicaCommitted
 	// says it as the committed producer records give it.
 	LastStableOffset int64
-	// Aborted lists, for ReadCommitted and ReadReplicaCommitted, the aborted transactions
-	// overlapping the returned batches, sorted by FirstOffset.
+	// Aborted lists, for ReadCommitted and ReadReplicaCommitted, the
+	// aborted transactions overlapping the returned batches, sorted by
+	// FirstOffset.
 	Aborted []AbortedTxn
 	Source  string // "tail", "wal" or "object"; empty when nothing was read
 	// next is the offset after the last returned batch.

@@ -256,7 +256,11 @@ func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBy
 	if deleted {
 		return FetchResult{}, fmt.Errorf("%w: %s/%d", ErrUnknownPartition, p.topic.Name, p.index)
 	}
-	o, err := l.replicaOffsets(ctx, p, offset)
+	probe := offset
+	if committed {
+		probe = p.replica.committedProbe(offset)
+	}
+	o, err := l.replicaOffsets(ctx, p, probe)
 	if err != nil {
 		return FetchResult{}, err
 	}
@@ -292,6 +296,20 @@ func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBy
 		p.replica.mu.Unlock()
 	}
 	return got, err
+}
+
+// committedProbe is the offset a read_committed read at offset asks the
+// view for: a reader at or past the last stable offset it knows waits for
+// a transaction to end, which only a later committed end shows, so it
+// reads metadata again as a reader at the end does (at most once per
+// replicaRefreshMin), not only once the view is replicaMaxAge old.
+func (v *replicaView) committedProbe(offset int64) int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.txns.read && offset >= min(v.end, v.txns.openFirst) {
+		return max(offset, v.end)
+	}
+	return offset
 }
 
 // replicaTxns returns p's transactional state from its committed producer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,4 +80,43 @@ func runReplicaReadCommitted(t *testing.T, c *cluster, d Durability) {
 		got = readCommittedVia(t, b.ReadReplicaCommitted, pb, 0)
 		return reflect.DeepEqual(got, after)
 	}, "replica reads %v, owner %v", testwait.Later(func() string { return fmt.Sprintf("%+v", got) }), testwait.Later(func() string { return fmt.Sprintf("%+v", after) }))
+}
+
+// However many read_committed fetches wait at the last stable offset of
+// an open transaction, metadata is read at most once per
+// replicaRefreshMin (plus the first read): the committed end, and the
+// producer records only when that end moved.
+func TestReplicaReadCommittedBoundsMetadataReads(t *testing.T) {
+	rp := newReplicaPair(t)
+	acked := waitAsync(rp.a, appendOK(t, rp.a, rp.pa, txnBatch(7, 0, 0, "o0")))
+	uploadOwned(t, rp.a)
+	if err := <-acked; err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	res, err := rp.b.ReadReplicaCommitted(context.Background(), rp.pb, 0, 1<<20, true)
+	if err != nil || res.Bytes != 0 || res.LastStableOffset != 0 || res.HighWatermark != 1 {
+		t.Fatalf("read at the open transaction: %d bytes, lso %d, hw %d, %v; want none, 0, 1",
+			res.Bytes, res.LastStableOffset, res.HighWatermark, err)
+	}
+	before := rp.bkv.reads.Load()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if _, err := rp.b.ReadReplicaCommitted(context.Background(), rp.pb, 0, 1<<20, true); err != nil {
+					t.Errorf("read at the last stable offset: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	reads := rp.bkv.reads.Load() - before
+	bound := 1 + int64(time.Since(start)/replicaRefreshMin)
+	if reads > bound {
+		t.Fatalf("%d partition-state reads for 400 fetches in %v, want at most %d", reads, time.Since(start), bound)
+	}
 }

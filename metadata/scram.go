@@ -291,80 +291,86 @@ func (s *Store) describeAllScram(ctx context.Context) ([]ScramResult, error) {
 // once in the request fails with DUPLICATE_RESOURCE, an empty name or too
 // few or many iterations with UNACCEPTABLE_CREDENTIAL, an unknown
 // mechanism with UNSUPPORTED_SASL_MECHANISM, and the deletion of a
-// credential that does not exist with RESOURCE_NOT_FOUND. The valid
-// changes are written in one transaction, compare-and-swapped on the
-// versions they were validated at.
+// credential that does not exist with RESOURCE_NOT_FOUND. Each change is
+// compare-and-swapped on the version it was checked at; they are written
+// in one transaction when the backend's limits allow, else in runs that
+// fit (each user's change is one write, so no user is ever half changed).
 func (s *Store) AlterScramCredentials(ctx context.Context, deletions []ScramDeletion, upsertions []ScramUpsertion) ([]ScramResult, error) {
+	order, results, pending, err := validateScramAlter(deletions, upsertions)
+	if err != nil {
+		return nil, err
+	}
 	for range maxCASRetries {
-		results, conds, ops, err := s.planScramAlter(ctx, deletions, upsertions)
-		if err != nil {
-			return nil, err
+		if len(pending) == 0 {
+			break
 		}
-		if len(ops) == 0 {
-			return results, nil
-		}
-		_, err = s.kv.Txn(ctx, conds, ops)
-		if err == nil {
-			return results, nil
-		}
-		if !IsConflict(err) {
+		if pending, err = s.applyScramChanges(ctx, pending, results); err != nil {
 			return nil, fmt.Errorf("metadata: alter scram credentials: %w", err)
 		}
 	}
-	return nil, fmt.Errorf("metadata: alter scram credentials: %w", ErrTooManyRetries)
+	if len(pending) > 0 {
+		return nil, fmt.Errorf("metadata: alter scram credentials: %w", ErrTooManyRetries)
+	}
+	out := make([]ScramResult, 0, len(order))
+	for _, u := range order {
+		out = append(out, results[u])
+	}
+	return out, nil
 }
 
-func (s *Store) planScramAlter(ctx context.Context, deletions []ScramDeletion, upsertions []ScramUpsertion) ([]ScramResult, []Cond, []Op, error) {
+// scramChange is one valid change of an alter request: the credential to
+// write, or nil to delete the key.
+type scramChange struct {
+	user string
+	key  string
+	cred *ScramCredential
+}
+
+// validateScramAlter checks a request without reading the store: the
+// users in request order, the failures by user, and the valid changes.
+func validateScramAlter(deletions []ScramDeletion, upsertions []ScramUpsertion) ([]string, map[string]ScramResult, []scramChange, error) {
 	count := map[string]int{}
 	var order []string
-	for _, d := range deletions {
-		if count[d.User] == 0 {
-			order = append(order, d.User)
+	note := func(user string) {
+		if count[user] == 0 {
+			order = append(order, user)
 		}
-		count[d.User]++
+		count[user]++
+	}
+	for _, d := range deletions {
+		note(d.User)
 	}
 	for _, u := range upsertions {
-		if count[u.User] == 0 {
-			order = append(order, u.User)
-		}
-		count[u.User]++
+		note(u.User)
 	}
 	results := make(map[string]ScramResult, len(order))
-	var conds []Cond
-	var ops []Op
 	fail := func(user string, code int16, msg string) {
 		results[user] = ScramResult{User: user, ErrorCode: code, ErrorMessage: msg}
 	}
-	for _, d := range deletions {
+	var changes []scramChange
+	common := func(user string, m ScramMechanism) bool {
 		switch {
-		case count[d.User] > 1:
-			fail(d.User, ScramErrDuplicateResource, "A user credential cannot be altered twice in the same request")
-		case d.User == "":
-			fail(d.User, ScramErrUnacceptable, "Username must not be empty")
-		case !d.Mechanism.Valid():
-			fail(d.User, ScramErrUnsupportedMechanism, "Unknown SCRAM mechanism")
+		case count[user] > 1:
+			fail(user, ScramErrDuplicateResource, "A user credential cannot be altered twice in the same request")
+		case user == "":
+			fail(user, ScramErrUnacceptable, "Username must not be empty")
+		case !m.Valid():
+			fail(user, ScramErrUnsupportedMechanism, "Unknown SCRAM mechanism")
 		default:
-			it, ok, err := s.kv.Get(ctx, scramKey(d.User, d.Mechanism))
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("metadata: alter scram credentials: %w", err)
-			}
-			if !ok {
-				fail(d.User, ScramErrResourceNotFound, "Attempt to delete a user credential that does not exist")
-				continue
-			}
-			results[d.User] = ScramResult{User: d.User}
-			conds = append(conds, Cond{Key: it.Key, Version: it.Version})
-			ops = append(ops, Delete(it.Key))
+			return true
+		}
+		return false
+	}
+	for _, d := range deletions {
+		if common(d.User, d.Mechanism) {
+			changes = append(changes, scramChange{user: d.User, key: scramKey(d.User, d.Mechanism)})
 		}
 	}
 	for _, u := range upsertions {
+		if !common(u.User, u.Mechanism) {
+			continue
+		}
 		switch {
-		case count[u.User] > 1:
-			fail(u.User, ScramErrDuplicateResource, "A user credential cannot be altered twice in the same request")
-		case u.User == "":
-			fail(u.User, ScramErrUnacceptable, "Username must not be empty")
-		case !u.Mechanism.Valid():
-			fail(u.User, ScramErrUnsupportedMechanism, "Unknown SCRAM mechanism")
 		case u.Iterations < ScramMinIterations:
 			fail(u.User, ScramErrUnacceptable, "Too few iterations")
 		case u.Iterations > ScramMaxIterations:
@@ -374,19 +380,53 @@ func (s *Store) planScramAlter(ctx context.Context, deletions []ScramDeletion, u
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			key := scramKey(u.User, u.Mechanism)
-			it, _, err := s.kv.Get(ctx, key)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("metadata: alter scram credentials: %w", err)
-			}
-			results[u.User] = ScramResult{User: u.User}
-			conds = append(conds, Cond{Key: key, Version: it.Version})
-			ops = append(ops, putJSON(key, c))
+			changes = append(changes, scramChange{user: u.User, key: scramKey(u.User, u.Mechanism), cred: &c})
 		}
 	}
-	out := make([]ScramResult, 0, len(order))
-	for _, u := range order {
-		out = append(out, results[u])
+	return order, results, changes, nil
+}
+
+// applyScramChanges reads each change's key, settles the deletions of
+// missing credentials as RESOURCE_NOT_FOUND, writes the rest in runs that
+// fit the backend, and returns the changes whose run lost a
+// compare-and-swap, to be checked again.
+func (s *Store) applyScramChanges(ctx context.Context, changes []scramChange, results map[string]ScramResult) ([]scramChange, error) {
+	var live []scramChange
+	var conds []Cond
+	var ops []Op
+	for _, c := range changes {
+		it, ok, err := s.kv.Get(ctx, c.key)
+		if err != nil {
+			return nil, err
+		}
+		if c.cred == nil && !ok {
+			results[c.user] = ScramResult{User: c.user, ErrorCode: ScramErrResourceNotFound, ErrorMessage: "Attempt to delete a user credential that does not exist"}
+			continue
+		}
+		live = append(live, c)
+		conds = append(conds, Cond{Key: c.key, Version: it.Version})
+		if c.cred == nil {
+			ops = append(ops, Delete(c.key))
+		} else {
+			ops = append(ops, putJSON(c.key, *c.cred))
+		}
 	}
-	return out, conds, ops, nil
+	var retry []scramChange
+	i := 0
+	for _, run := range s.TxnLimits().chunks(ops) {
+		n := len(run)
+		_, err := s.kv.Txn(ctx, conds[i:i+n], run)
+		switch {
+		case err == nil:
+			for _, c := range live[i : i+n] {
+				results[c.user] = ScramResult{User: c.user}
+			}
+		case IsConflict(err):
+			retry = append(retry, live[i:i+n]...)
+		default:
+			return nil, err
+		}
+		i += n
+	}
+	return retry, nil
 }

@@ -3,6 +3,7 @@ package metadata_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -119,6 +120,27 @@ func testScramCredentials(t *testing.T, s *metadata.Store) {
 	}
 	if !reflect.DeepEqual(users, []string{"a/b", "carol"}) {
 		t.Fatalf("users after alter: %v", users)
+	}
+
+	// More users than one etcd transaction takes (128 writes).
+	one := upsert(t, "", metadata.ScramSHA512, "pw", 4096)
+	var many []metadata.ScramUpsertion
+	for i := range 300 {
+		u := one
+		u.User = fmt.Sprintf("user-%03d", i)
+		many = append(many, u)
+	}
+	res, err = s.AlterScramCredentials(ctx, nil, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.ErrorCode != 0 {
+			t.Fatalf("bulk upsert %s: %d %s", r.User, r.ErrorCode, r.ErrorMessage)
+		}
+	}
+	if all, err = s.DescribeScramCredentials(ctx, nil); err != nil || len(all) != 302 {
+		t.Fatalf("after the bulk upsert: %d users, %v", len(all), err)
 	}
 }
 

@@ -84,7 +84,7 @@ func TestWorkloadsSmoke(t *testing.T) {
 		if w, err = ov.Apply(w); err != nil {
 			t.Fatal(err)
 		}
-		for _, spec := range smokeTargets(w) {
+		for _, spec := range []TargetSpec{sedimentSpec(), {Kind: "kfake"}} {
 			t.Run(w.Name+"/"+spec.Kind, func(t *testing.T) {
 				// Runs wait on pacers and drains more than on the CPU;
 				// nothing here is timed, so they may share it.
@@ -104,16 +104,6 @@ func TestWorkloadsSmoke(t *testing.T) {
 			})
 		}
 	}
-}
-
-// smokeTargets are the targets a shipped workload is smoke-tested on:
-// a launched Sediment and kfake, but kfake alone for a transactional
-// workload while Sediment refuses transactional producers.
-func smokeTargets(w *Workload) []TargetSpec {
-	if w.Transactions != nil {
-		return []TargetSpec{{Kind: "kfake"}}
-	}
-	return []TargetSpec{sedimentSpec(), {Kind: "kfake"}}
 }
 
 // TestVsSmoke runs two targets alternately and checks the side-by-side

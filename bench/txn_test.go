@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -94,27 +93,6 @@ func TestTxnFigures(t *testing.T) {
 	if plain := SummaryText(&Results{Workload: &Workload{}, Targets: []TargetResult{tr}}); strings.Contains(plain, "Transactions") {
 		t.Errorf("a workload without transactions got their table:\n%s", plain)
 	}
-}
-
-// TestTxnKfake runs the transactional workload, shrunk, against kfake and
-// checks every transactional figure: commits, both isolation levels'
-// consumers and the idempotent leg.
-func TestTxnKfake(t *testing.T) {
-	t.Parallel()
-	w, err := LoadWorkload("workloads/transactions.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, err = smokeOverrides[w.Name].Apply(w); err != nil {
-		t.Fatal(err)
-	}
-	cfg := smokeConfig(t, w, TargetSpec{Kind: "kfake"})
-	res, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkReports(t, cfg.OutDir, res, 1)
-	checkTxn(t, res.Targets[0])
 }
 
 // checkTxn checks the figures of a transactional workload's target.

@@ -14,7 +14,10 @@ package protocol
 // v4 batches transactions and adds VerifyOnly: Kafka's brokers send it to a
 // transactional id's coordinator to check, before appending a
 // transactional batch, that the partition is in the ongoing transaction
-// (KIP-890 part 1); a verification adds nothing. Kafka reserves v4+ for
+// (KIP-890 part 1); a verification adds nothing. A group coordinator
+// verifies a TxnOffsetCommit the same way, naming the group's offsets
+// partition: partition <shard> of __consumer_offsets, which no log holds
+// here but which a VerifyOnly request may name. Kafka reserves v4+ for
 // brokers by requiring CLUSTER_ACTION; without an authorizer, as here, any
 // client may send it. v5 (TRANSACTION_ABORTABLE for KIP-890 part 2
 // clients) is not served: transaction.version 2 is not advertised.
@@ -87,7 +90,7 @@ func (r *request) addTxnPartitions(version int16, tx txnPartitions) []kmsg.AddPa
 				continue // Kafka reads the request as a set
 			}
 			seen[tp], parts = true, append(parts, tp)
-			if lt == nil || lt.Partition(p) == nil {
+			if (lt == nil || lt.Partition(p) == nil) && !(tx.verifyOnly && isGroupOffsetsPartition(tp)) {
 				unknown[tp] = true
 			}
 		}
@@ -109,6 +112,14 @@ func (r *request) addTxnPartitions(version int16, tx txnPartitions) []kmsg.AddPa
 		r.coordinatorAdd(version, tx, parts, codes)
 	}
 	return txnPartitionAnswers(r, parts, codes)
+}
+
+// isGroupOffsetsPartition says whether tp names the offsets of the groups
+// of one coordinator shard (txncoord.GroupPartition). No log holds it, but
+// a group coordinator verifies a TxnOffsetCommit with it, as Kafka's
+// verifies __consumer_offsets-N.
+func isGroupOffsetsPartition(tp txncoord.TopicPartition) bool {
+	return tp.Topic == groupOffsetsTopic && tp.Partition >= 0 && tp.Partition < txncoord.Shards
 }
 
 // coordinatorAdd asks the transaction coordinator and fills codes.

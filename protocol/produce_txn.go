@@ -77,10 +77,7 @@ func (r *request) verifyTxn(ctx context.Context, req *kmsg.ProduceRequest, p *pa
 	if p.HasOpenTxn(tb.pid, tb.epoch) {
 		return 0, nil
 	}
-	verify := r.s.cfg.TxnVerify
-	if verify == nil && r.s.cfg.Txns != nil {
-		verify = r.s.cfg.Txns.Verify
-	}
+	verify := r.s.txnVerifier()
 	if verify == nil {
 		return kerr.NotEnoughReplicas.Code, errors.New("unable to verify the partition has been added to the transaction: no transaction coordinator")
 	}

@@ -1,9 +1,12 @@
 package protocol
 
 import (
+	"context"
 	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sediment-io/sediment/txncoord"
 )
 
 // The transaction coordinator (txncoord), and the transactional calls of
@@ -42,3 +45,17 @@ func (r *request) logTxnFailure(what string, err error) {
 // errTxnsNotRunning is the whole-request failure of a transactional API on
 // a server without a transaction coordinator.
 var errTxnsNotRunning = kerr.CoordinatorNotAvailable
+
+// txnVerifier returns how a partition leader or group coordinator asks a
+// transactional id's coordinator whether a partition is in the ongoing
+// transaction (Config.TxnVerify, else the local coordinator), nil when
+// nothing can answer.
+func (s *Server) txnVerifier() func(ctx context.Context, txnID string, pid int64, epoch int16, tp txncoord.TopicPartition) error {
+	switch {
+	case s.cfg.TxnVerify != nil:
+		return s.cfg.TxnVerify
+	case s.cfg.Txns != nil:
+		return s.cfg.Txns.Verify
+	}
+	return nil
+}

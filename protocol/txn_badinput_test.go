@@ -91,6 +91,10 @@ func TestTxnBadInput(t *testing.T) {
 			wantCodes(t, fmt.Sprintf("TxnOffsetCommit as %s gen %d", tc.member, tc.gen),
 				p.commitOffsets(3, "eos-group", tc.member, tc.gen, "tx", 9, 0), tc.want)
 		}
+		// Verified first (the group must be in the transaction), then
+		// checked as an OffsetCommit is.
+		wantCodes(t, "TxnOffsetCommit to a group not in the transaction", p.commitOffsets(3, "no-such-group", "m", 1, "tx", 9, 0), kerr.InvalidTxnState.Code)
+		wantCode(t, "AddOffsetsToTxn", p.addOffsets(3, "no-such-group"), 0)
 		wantCodes(t, "TxnOffsetCommit with a generation to a group that does not exist",
 			p.commitOffsets(3, "no-such-group", "m", 1, "tx", 9, 0), kerr.IllegalGeneration.Code)
 		wantCodes(t, "TxnOffsetCommit to an unknown partition", p.commitOffsets(3, "eos-group", m.id, m.gen, "tx", 9, 5), kerr.UnknownTopicOrPartition.Code)
@@ -167,9 +171,10 @@ func TestTxnFencedCodes(t *testing.T) {
 		resp := roundTrip[*kmsg.InitProducerIDResponse](c, initTxnReq(tc.version, "zombie", fresh.pid+1000, 0))
 		wantCode(t, fmt.Sprintf("InitProducerId v%d with another producer id", tc.version), resp.ErrorCode, tc.want)
 	}
-	// Once the group saw the new epoch, the zombie's TxnOffsetCommit is
-	// INVALID_PRODUCER_EPOCH at every version: Kafka's log refuses its
-	// write to the offsets topic with that code.
+	// The zombie's TxnOffsetCommit is INVALID_PRODUCER_EPOCH at every
+	// version: as in Kafka, its verification with the transaction
+	// coordinator finds it fenced (and the group, which saw the new
+	// epoch, would refuse it with that code too).
 	wantCode(t, "AddOffsetsToTxn", fresh.addOffsets(3, "fenced-group"), 0)
 	wantCodes(t, "TxnOffsetCommit", fresh.commitOffsets(3, "fenced-group", "", -1, "tx", 1, 0), 0)
 	fresh.finish(true)

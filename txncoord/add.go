@@ -153,7 +153,7 @@ func (t *txn) verifyLocked(parts []TopicPartition) (map[TopicPartition]error, er
 	}
 	out := make(map[TopicPartition]error, len(parts))
 	for _, tp := range parts {
-		if t.rec.state == Ongoing && slices.Contains(t.rec.partitions, tp) {
+		if t.rec.state == Ongoing && t.rec.includes(tp) {
 			out[tp] = nil
 		} else {
 			out[tp] = fmt.Errorf("txncoord: %s/%d is not in the transaction of %q: %w", tp.Topic, tp.Partition, t.id, kerr.InvalidTxnState)
@@ -162,11 +162,22 @@ func (t *txn) verifyLocked(parts []TopicPartition) (map[TopicPartition]error, er
 	return out, nil
 }
 
+// includes says whether tp is in r's transaction: one of its partitions,
+// or the offsets partition of one of its groups (GroupPartition), which
+// is how Kafka's transaction holds a group added with AddOffsets.
+func (r record) includes(tp TopicPartition) bool {
+	if slices.Contains(r.partitions, tp) {
+		return true
+	}
+	return tp.Topic == offsetsTopic && slices.ContainsFunc(r.groups, func(g string) bool { return ShardOf(g) == tp.Partition })
+}
+
 // Verify answers a partition leader's KIP-890 part-1 check of a
-// transactional produce: nil when txnID is Ongoing with (pid, epoch) and
-// tp is in its transaction; else INVALID_PRODUCER_ID_MAPPING,
-// PRODUCER_FENCED, CONCURRENT_TRANSACTIONS (markers being written) or
-// INVALID_TXN_STATE.
+// transactional produce, and a group coordinator's check of a
+// TxnOffsetCommit (tp is then the group's GroupPartition): nil when txnID
+// is Ongoing with (pid, epoch) and tp is in its transaction; else
+// INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS
+// (markers being written) or INVALID_TXN_STATE.
 func (c *Coordinator) Verify(ctx context.Context, txnID string, pid int64, epoch int16, tp TopicPartition) error {
 	sh, err := c.enter(txnID)
 	if err != nil {

@@ -25,6 +25,14 @@ type TopicPartition struct {
 	Partition int32
 }
 
+// GroupPartition returns the partition that stands for a group's offsets
+// in a transaction, as in Kafka: partition ShardOf(group) of
+// "__consumer_offsets". A transaction that added the group with
+// AddOffsets includes it (Verify), and DescribeTransactions lists it.
+func GroupPartition(group string) TopicPartition {
+	return TopicPartition{Topic: offsetsTopic, Partition: ShardOf(group)}
+}
+
 // Markers is how the coordinator reaches partition owners and group
 // coordinators.
 type Markers interface {

@@ -50,7 +50,7 @@ func (c *Coordinator) describe(id string) Description {
 	d.State, d.ProducerID, d.ProducerEpoch, d.TimeoutMs, d.StartTimeMs = r.state, r.pid, r.epoch, r.timeoutMs, r.startMs
 	d.Partitions = slices.Clone(r.partitions)
 	for _, g := range r.groups {
-		tp := TopicPartition{Topic: offsetsTopic, Partition: ShardOf(g)}
+		tp := GroupPartition(g)
 		if !slices.Contains(d.Partitions, tp) {
 			d.Partitions = append(d.Partitions, tp)
 		}

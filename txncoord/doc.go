@@ -21,6 +21,12 @@
 // CompleteAbort. A coordinator that acquires a shard resumes every
 // Prepare* transaction of it; an Ongoing one keeps its timeout.
 //
+// Verify answers whether a partition is in the Ongoing transaction: a
+// partition leader asks before the first transactional batch of a
+// producer (KIP-890 part 1), and a group coordinator before a
+// TxnOffsetCommit, naming the group's offsets partition (GroupPartition),
+// which the transaction holds once AddOffsets added the group.
+//
 // The package reaches partitions and groups only through Markers; it
 // never imports the protocol or the partition layer.
 package txncoord

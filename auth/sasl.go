@@ -2,8 +2,10 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sediment-io/sediment/metadata"
 )
@@ -53,10 +55,14 @@ type ScramCredentials interface {
 }
 
 // Server starts sessions for the enabled mechanisms: PLAIN when Plain is
-// set, both SCRAM mechanisms when Scram is set.
+// set, both SCRAM mechanisms when Scram is set. A Server must not be
+// copied after its first Start.
 type Server struct {
 	Plain PlainAuthenticator
 	Scram ScramCredentials
+
+	once    sync.Once
+	mockKey []byte // keys the made-up salts of unknown SCRAM users
 }
 
 // Mechanisms returns the enabled mechanisms, for SaslHandshake's answer.
@@ -80,7 +86,13 @@ func (s *Server) Start(mechanism string) (Session, error) {
 		}
 	case MechScramSHA256, MechScramSHA512:
 		if s.Scram != nil {
-			return newScramSession(s.Scram, metadata.ParseScramMechanism(mechanism)), nil
+			s.once.Do(func() {
+				s.mockKey = make([]byte, 32)
+				_, _ = rand.Read(s.mockKey) // crypto/rand.Read never fails
+			})
+			sess := newScramSession(s.Scram, metadata.ParseScramMechanism(mechanism))
+			sess.mockKey = s.mockKey
+			return sess, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnsupportedMechanism, mechanism)

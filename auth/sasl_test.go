@@ -327,3 +327,40 @@ func FuzzScramMessages(f *testing.F) {
 		}
 	})
 }
+
+// TestScramUnknownUser: an unknown user gets a server first message, the
+// same salt each time, and fails only at the proof, with the message a
+// wrong password gets.
+func TestScramUnknownUser(t *testing.T) {
+	creds := memCreds{}
+	creds.set(t, metadata.ScramSHA256, "alice", "pw")
+	srv := &Server{Scram: creds}
+	ctx := context.Background()
+	var salts []string
+	var errs []string
+	for _, user := range []string{"mallory", "mallory", "alice"} {
+		m := scram.Auth{User: user, Pass: "wrong"}.AsSha256Mechanism()
+		sess, _ := srv.Start(MechScramSHA256)
+		cs, first, _ := m.Authenticate(ctx, "")
+		sf, _, _, err := sess.Step(ctx, first)
+		if err != nil {
+			t.Fatalf("%s: first step: %v", user, err)
+		}
+		salts = append(salts, strings.Split(string(sf), ",")[1])
+		_, final, err := cs.Challenge(sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err = sess.Step(ctx, final)
+		if !IsAuthentication(err) {
+			t.Fatalf("%s: final step: %v", user, err)
+		}
+		errs = append(errs, err.Error())
+	}
+	if salts[0] != salts[1] || salts[0] == salts[2] {
+		t.Fatalf("salts %v: want one stable made-up salt", salts)
+	}
+	if errs[0] != errs[2] {
+		t.Fatalf("unknown user %q, wrong password %q", errs[0], errs[2])
+	}
+}

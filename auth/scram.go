@@ -44,6 +44,13 @@ type scramSession struct {
 	clientFirst string // client-first-message-bare
 	serverFirst string
 
+	// mockKey, when set, makes an unknown user's exchange run to its end
+	// on a made-up credential (RFC 5802 section 5.1), so that neither the
+	// answer nor its timing tells an unknown user from a wrong password.
+	// Without it an unknown user fails at once, as in Kafka.
+	mockKey []byte
+	mock    bool
+
 	// serverNonce makes the server's part of the nonce: 24 random bytes,
 	// URL-safe base64 (no ','); tests replace it to replay RFC vectors.
 	serverNonce func() (string, error)
@@ -97,8 +104,11 @@ func (s *scramSession) first(ctx context.Context, client []byte) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %s credential of %q: %w", s.mech, m.user, err)
 	}
-	if !ok {
+	if !ok && s.mockKey == nil {
 		return nil, authFailed("Invalid user credentials")
+	}
+	if !ok {
+		cred, s.mock = s.mockCredential(m.user), true
 	}
 	if cred.Iterations < metadata.ScramMinIterations {
 		return nil, authFailed("Iterations %d is less than the minimum %d for %s", cred.Iterations, metadata.ScramMinIterations, s.mech)
@@ -136,10 +146,20 @@ func (s *scramSession) final(client []byte) ([]byte, error) {
 	}
 	d := h()
 	d.Write(clientKey)
-	if !hmac.Equal(d.Sum(nil), s.cred.StoredKey) {
+	if !hmac.Equal(d.Sum(nil), s.cred.StoredKey) || s.mock {
 		return nil, authFailed("Invalid client credentials")
 	}
 	return []byte("v=" + base64.StdEncoding.EncodeToString(mac(h, s.cred.ServerKey, authMessage))), nil
+}
+
+// mockCredential makes up a stable credential for an unknown user: the
+// same salt on every attempt, as a real user's would be, and keys that
+// match no password.
+func (s *scramSession) mockCredential(user string) metadata.ScramCredential {
+	h := s.mech.Hash()
+	salt := mac(h, s.mockKey, "salt/"+s.mech.String()+"/"+user)
+	stored := mac(h, s.mockKey, "stored/"+s.mech.String()+"/"+user)
+	return metadata.ScramCredential{Salt: salt, StoredKey: stored, ServerKey: stored, Iterations: metadata.ScramMinIterations}
 }
 
 func mac(h func() hash.Hash, key []byte, msg string) []byte {

@@ -18,7 +18,8 @@
 //
 // # Users file
 //
-// PLAIN users may come from a file (UsersFile), one user a line:
+// PLAIN users may come from a file (LoadUsersFile, or WatchUsersFile to
+// pick up edits without a restart), one user a line:
 //
 //	# comment
 //	alice:secret password

@@ -70,8 +70,14 @@ func ParsePrincipalRules(rules string) (*PrincipalMapper, error) {
 		if err != nil {
 			return nil, fmt.Errorf("auth: ssl.principal.mapping.rules rule %q: %w", rule, err)
 		}
+		// Anchoring can fail where the pattern did not: an unterminated
+		// \Q quotes the anchors' syntax too.
+		whole, err := regexp.Compile(`^(?:` + pat + `)$`)
+		if err != nil || whole.NumSubexp() != re.NumSubexp() {
+			return nil, fmt.Errorf("auth: ssl.principal.mapping.rules rule %q: pattern cannot be anchored", rule)
+		}
 		m.rules = append(m.rules, principalRule{
-			pattern: re, whole: regexp.MustCompile(`^(?:` + pat + `)$`),
+			pattern: re, whole: whole,
 			replacement: repl, lower: flag == "L", upper: flag == "U",
 		})
 	}

@@ -115,3 +115,17 @@ func TestPrincipalRulesSplitting(t *testing.T) {
 		}
 	}
 }
+
+func FuzzPrincipalRules(f *testing.F) {
+	f.Add(`RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L,DEFAULT`, "CN=Duke,OU=ServiceUsers,O=Org,C=US")
+	f.Add(`RULE:\Q(/x/`, "(")
+	f.Add(`RULE:(a)(b)/$12$0\$/U`, "ab")
+	f.Fuzz(func(t *testing.T, rules, dn string) {
+		m, err := ParsePrincipalRules(rules)
+		if err != nil {
+			return
+		}
+		_, _ = m.Map(dn)
+		_ = m.Rules()
+	})
+}

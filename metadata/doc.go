@@ -39,6 +39,9 @@
 //	txncoord/owner, txncoord/epochs/<shard %03d>, txns/<shard %03d>/<txn-id, path-escaped>
 //	                                            the transaction coordinator's fence, coordinator
 //	                                            epochs and records (txns.go)
+//	acls/<resource type>/<pattern type>/<escaped name>/<binding hash>, acls-revision
+//	                                            ACL bindings and the revision every ACL write raises
+//	                                            (acls.go)
 //
 // A group's shard is GroupShard(id): FNV-1a 32 of the id, mod 64. A shard's
 // groups and offsets are each one range, which is what a coordinator taking

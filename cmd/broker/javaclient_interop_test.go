@@ -98,8 +98,9 @@ func TestInteropJavaAdmin(t *testing.T) {
 // TestInteropJavaTransactions: a transactional KafkaProducer in a
 // consume-transform-produce loop with sendOffsetsToTransaction, commits and
 // an abort; a transaction left open (read_committed stops at the last
-// stable offset); a zombie fenced by a newer producer of its
-// transactional.id; a timeout above the maximum. read_committed consumers
+// stable offset, and Admin lists and describes it and its producer); a
+// zombie fenced by a newer producer of its transactional.id, and one by
+// Admin.fenceProducers; a timeout above the maximum. read_committed consumers
 // see exactly the committed records and the group's offsets move only on
 // commit.
 func TestInteropJavaTransactions(t *testing.T) {

@@ -69,7 +69,17 @@ func TestInteropDiffTransactions(t *testing.T) {
 	d.exchange("Produce transactional", func(s *diffSide) kmsg.Request { return s.txnProduce(topic, 0, txnID, 0, "c0", "c1") })
 	d.exchange("Produce transactional to a partition not in it", func(s *diffSide) kmsg.Request { return s.txnProduce(topic, 1, txnID, 0, "x0") })
 	d.exchange("AddOffsetsToTxn", func(s *diffSide) kmsg.Request { return s.addOffsetsReq(txnID, group) })
+	d.exchange("AddOffsetsToTxn stale epoch", func(s *diffSide) kmsg.Request {
+		req := s.addOffsetsReq(txnID, group)
+		req.ProducerEpoch--
+		return req
+	})
 	d.exchange("TxnOffsetCommit", func(s *diffSide) kmsg.Request { return s.txnCommitReq(txnID, group, topic, 0, 2) })
+	d.exchange("TxnOffsetCommit unknown member", func(s *diffSide) kmsg.Request {
+		req := s.txnCommitReq(txnID, group, topic, 0, 2)
+		req.Generation, req.MemberID = 7, "nobody"
+		return req
+	})
 	d.same("OffsetFetch require_stable pending", func() kmsg.Request { return stableFetchReq(group, topic, 0) })
 	d.same("ListOffsets read_committed open", func() kmsg.Request { return committedListOffsetsReq(topic, 0) })
 	d.same("ListOffsets read_uncommitted open", func() kmsg.Request { return listOffsetsReq(topic, 0, -1) })
@@ -108,6 +118,18 @@ func TestInteropDiffTransactions(t *testing.T) {
 	d.same("Fetch read_committed aborted marker", func() kmsg.Request { return committedFetchReq(topic, 1, 3) })
 	d.describeTxns("DescribeTransactions aborted", txnID)
 	d.describeTxns("DescribeTransactions unknown", txnID+"-none")
+	d.exchange("InitProducerID wrong epoch", func(s *diffSide) kmsg.Request {
+		req := txnInitReq(txnID, 60000)
+		req.ProducerID, req.ProducerEpoch = s.producerID, s.producerEpoch+5
+		return req
+	})
+	// KIP-360: a producer that lost InitProducerID's answer sends its
+	// current id and epoch, and gets the epoch bumped.
+	d.exchange("InitProducerID retried", func(s *diffSide) kmsg.Request {
+		req := txnInitReq(txnID, 60000)
+		req.ProducerID, req.ProducerEpoch = s.producerID, s.producerEpoch
+		return req
+	})
 	d.txnInit("InitProducerID transactional again", txnID)
 }
 

@@ -60,8 +60,12 @@ func TestInteropKafkaToolsTransactions(t *testing.T) {
 	checkToolProducers(t, addr, producers("0"), "0", done.pid, "None")
 	checkToolProducers(t, addr, producers("1"), "1", open.pid, "0")
 
-	if hanging := txns("find-hanging", "--topic", "tools-txn", "--max-transaction-timeout", "1"); len(hanging) != 0 {
-		t.Errorf("kafka-transactions find-hanging: %v; want none (tx-open is live)", hanging)
+	node := strconv.Itoa(int(describeTopicCLI(t, addr, "tools-txn").Partitions[1].Leader))
+	for _, scope := range [][]string{{"--topic", "tools-txn"}, {"--broker-id", node}} {
+		args := append([]string{"find-hanging", "--max-transaction-timeout", "1"}, scope...)
+		if hanging := txns(args...); len(hanging) != 0 {
+			t.Errorf("kafka-transactions %s: %v; want none (tx-open is live)", strings.Join(args, " "), hanging)
+		}
 	}
 
 	r := kafkaTool(t, addr, kafkaTransactions, "abort", "--topic", "tools-txn", "--partition", "1", "--start-offset", "0")

@@ -25,6 +25,14 @@ func TestInteropPyPIConfluentTransactions(t *testing.T) {
 	testPyPITransactions(t, py, tb.addr)
 }
 
+// TestInteropConfluentPythonTransactions runs the same script with
+// Debian's confluent-kafka (python3-confluent-kafka, its own librdkafka).
+func TestInteropConfluentPythonTransactions(t *testing.T) {
+	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
+	tb := startTestBroker(t, "")
+	testPyPITransactions(t, pypiPython{python: systemPython, scripts: "../../interop/python"}, tb.addr)
+}
+
 // TestInteropPyPIConfluentTransactionsApacheKafka runs the same against
 // the reference Apache Kafka broker.
 func TestInteropPyPIConfluentTransactionsApacheKafka(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ import (
 // end exact: what the killed app had written in its open transaction was
 // aborted (by the transaction timeout: the new app's process id, and so
 // its transactional id, is new), its uncommitted input offsets not kept,
-// and the store restored from the committed changelog only.
+// and the store restored from the committed changelog only. `broker
+// transactions list` then shows the app's transactional ids committed.
 func TestInteropStreamsWordCountExactlyOnce(t *testing.T) {
 	javaClasspath(t)
 	tb := startTestBroker(t, "")
@@ -69,6 +71,28 @@ func testWordCountExactlyOnce(t *testing.T, addr string) {
 	waitWordCounts(t, addr, output, app, countWords(append(first, second...)), committed)
 	app.stop(t)
 	checkCommittedAtEnd(t, addr, appID, input)
+	checkStreamsTransactions(t, addr, appID)
+}
+
+// checkStreamsTransactions checks, with `broker transactions list`, that
+// the app committed through transactions: exactly_once_v2 gives each
+// stream thread a transactional id APPID-PROCESSID-THREAD.
+func checkStreamsTransactions(t *testing.T, addr, appID string) {
+	t.Helper()
+	var listed []struct {
+		TransactionalID string `json:"transactional_id"`
+		State           string `json:"state"`
+	}
+	brokerJSON(t, addr, &listed, "transactions", "list")
+	committed := 0
+	for _, l := range listed {
+		if strings.HasPrefix(l.TransactionalID, appID+"-") && l.State == "CompleteCommit" {
+			committed++
+		}
+	}
+	if committed == 0 {
+		t.Errorf("no transactional id of %s in state CompleteCommit: %+v", appID, listed)
+	}
 }
 
 // waitInputProgress waits until the app has committed (in a transaction)

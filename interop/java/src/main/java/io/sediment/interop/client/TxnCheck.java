@@ -10,10 +10,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -29,15 +35,17 @@ import org.apache.kafka.common.protocol.Errors;
  * consume-transform-produce loop (initTransactions, beginTransaction, send,
  * sendOffsetsToTransaction with the consumer group's metadata, commit and
  * abort), a transaction left open while a read_committed consumer waits at
- * the last stable offset, a zombie producer fenced by a newer one with the
- * same transactional.id, and a transaction timeout above the broker's
- * maximum. read_committed consumers must see exactly the committed
+ * the last stable offset (and Admin lists and describes it and its
+ * producer), a zombie producer fenced by a newer one with the same
+ * transactional.id, one fenced by Admin.fenceProducers, and a transaction
+ * timeout above the broker's maximum. read_committed consumers must see exactly the committed
  * records, in order; read_uncommitted ones every record; the group's
  * offsets move only when a transaction commits.
  *
  * <p>Usage: TxnCheck BOOTSTRAP PREFIX. It creates PREFIX-in (1 partition),
  * PREFIX-out ({@value #OUT_PARTITIONS} partitions), the group PREFIX-etl
- * and the transactional ids PREFIX-etl-tx and PREFIX-zombie-tx.
+ * and the transactional ids PREFIX-etl-tx, PREFIX-zombie-tx,
+ * PREFIX-fenced-tx and PREFIX-slow-tx.
  */
 public final class TxnCheck {
   static final int OUT_PARTITIONS = 3;
@@ -62,8 +70,9 @@ public final class TxnCheck {
           p.flush();
         }
         List<String> committed = consumeTransformProduce(bootstrap, admin, in, out, group, prefix + "-etl-tx");
-        committed.addAll(openTransaction(bootstrap, out, prefix + "-etl-tx"));
+        committed.addAll(openTransaction(bootstrap, admin, out, prefix + "-etl-tx"));
         zombie(bootstrap, out, prefix + "-zombie-tx");
+        fenced(bootstrap, admin, out, prefix + "-fenced-tx");
         timeoutAboveMax(bootstrap, prefix + "-slow-tx");
         readBack(bootstrap, out, committed);
       }
@@ -165,7 +174,7 @@ public final class TxnCheck {
    * consumer's end offset (the last stable offset) stays before them while
    * a read_uncommitted one's is past them; after the commit both agree.
    */
-  static List<String> openTransaction(String bootstrap, String out, String txnId) throws Exception {
+  static List<String> openTransaction(String bootstrap, Admin admin, String out, String txnId) throws Exception {
     TopicPartition tp = new TopicPartition(out, 0);
     List<String> values = new ArrayList<>();
     try (KafkaProducer<byte[], byte[]> p = txnProducer(bootstrap, txnId);
@@ -185,6 +194,7 @@ public final class TxnCheck {
       committed.seek(tp, before);
       check(committed.poll(Duration.ofSeconds(1)).isEmpty(), "read_committed read records of an open transaction");
       ok("open transaction: read_committed stops at the last stable offset " + before);
+      describeOpen(admin, tp, txnId, before);
       p.commitTransaction();
       // The broker writes the markers after it answered EndTxn.
       long end = before + 6;
@@ -195,6 +205,49 @@ public final class TxnCheck {
       ok("after the commit the last stable offset is the end offset " + end);
     }
     return values;
+  }
+
+  /**
+   * The open transaction as Admin sees it: listTransactions and
+   * describeTransactions (Ongoing, with the partition), describeProducers
+   * (the producer's transaction starts at the last stable offset).
+   */
+  static void describeOpen(Admin admin, TopicPartition tp, String txnId, long start) throws Exception {
+    boolean listed = false;
+    for (TransactionListing l : admin.listTransactions().all().get(60, TimeUnit.SECONDS)) {
+      listed |= l.transactionalId().equals(txnId) && l.state() == TransactionState.ONGOING;
+    }
+    check(listed, "listTransactions lists " + txnId + " as Ongoing");
+    TransactionDescription d = admin.describeTransactions(List.of(txnId)).description(txnId).get(60, TimeUnit.SECONDS);
+    equal(TransactionState.ONGOING, d.state(), "describeTransactions state");
+    equal(Set.of(tp), d.topicPartitions(), "describeTransactions partitions");
+    check(d.transactionStartTimeMs().isPresent(), "describeTransactions has a start time");
+    boolean found = false;
+    for (ProducerState ps : admin.describeProducers(List.of(tp)).partitionResult(tp).get(60, TimeUnit.SECONDS).activeProducers()) {
+      if (ps.producerId() == d.producerId()) {
+        found = true;
+        equal(OptionalLong.of(start), ps.currentTransactionStartOffset(), "describeProducers transaction start");
+      }
+    }
+    check(found, "describeProducers lists producer " + d.producerId());
+    ok("Admin lists and describes the open transaction and its producer");
+  }
+
+  /**
+   * Admin.fenceProducers (KIP-630): the transactional id's epoch is bumped
+   * and its open transaction aborted; the fenced producer's commit fails.
+   */
+  static void fenced(String bootstrap, Admin admin, String out, String txnId) throws Exception {
+    try (KafkaProducer<byte[], byte[]> p = txnProducer(bootstrap, txnId)) {
+      p.initTransactions();
+      p.beginTransaction();
+      for (int i = 0; i < 5; i++) {
+        p.send(new ProducerRecord<>(out, i % OUT_PARTITIONS, null, bytes("fenced-" + i))).get(60, TimeUnit.SECONDS);
+      }
+      admin.fenceProducers(List.of(txnId)).all().get(60, TimeUnit.SECONDS);
+      Checks.expectThrows(ProducerFencedException.class, "the fenced producer's commit", p::commitTransaction);
+      ok("Admin.fenceProducers: the producer's commit failed with ProducerFencedException");
+    }
   }
 
   /**
@@ -237,7 +290,8 @@ public final class TxnCheck {
   /**
    * Reads every output partition from the start to its end: read_committed
    * sees exactly the committed values, each once and in the order sent per
-   * partition; read_uncommitted also sees the aborted and the zombie's.
+   * partition; read_uncommitted also sees the aborted, the zombie's and the
+   * fenced producer's.
    */
   static void readBack(String bootstrap, String out, List<String> committedValues) throws Exception {
     Map<Integer, List<String>> want = new TreeMap<>();
@@ -252,10 +306,10 @@ public final class TxnCheck {
     int aborted = 0;
     for (List<String> vs : readAll(bootstrap, out, "read_uncommitted").values()) {
       all += vs.size();
-      aborted += (int) vs.stream().filter(v -> v.startsWith("abort-") || v.startsWith("zombie-")).count();
+      aborted += (int) vs.stream().filter(v -> v.startsWith("abort-") || v.startsWith("zombie-") || v.startsWith("fenced-")).count();
     }
-    equal(committedValues.size() + CHUNK + 5, all, "read_uncommitted record count");
-    equal(CHUNK + 5, aborted, "read_uncommitted aborted records");
+    equal(committedValues.size() + CHUNK + 10, all, "read_uncommitted record count");
+    equal(CHUNK + 10, aborted, "read_uncommitted aborted records");
     ok("read_uncommitted: every record, aborted ones too");
   }
 

@@ -17,10 +17,10 @@ import (
 	"github.com/sediment-io/sediment/txncoord"
 )
 
-// lateNode is the cluster membership as the log and the group coordinator
-// see it. They open before the node can start (the node hands them
-// partitions and shards as soon as it runs), so until it is set they own
-// nothing and the session counts as not valid.
+// lateNode is the cluster membership as the log and the group and
+// transaction coordinators see it. They open before the node can start
+// (the node hands them partitions and shards as soon as it runs), so until
+// it is set they own nothing and the session counts as not valid.
 type lateNode struct{ n atomic.Pointer[cluster.Node] }
 
 func (l *lateNode) Fence(id metadata.TopicID, p int32) (metadata.Cond, bool) {

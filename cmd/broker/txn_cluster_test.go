@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sediment-io/sediment/internal/testwait"
 	"github.com/sediment-io/sediment/txncoord"
 )
 
@@ -20,17 +23,19 @@ import (
 // broker writes to partitions owned by all three and commits offsets to a
 // group coordinated by another broker: markers and offset completions
 // travel between brokers (WriteTxnMarkers), and every key arrives once.
-// Then the broker coordinating a transaction is killed with SIGKILL, once
-// while the transaction is Ongoing and once right after its PrepareCommit
-// is durable (the crash seam, armed for that one commit): the next owner
-// of its shard finishes it, and read_committed sees all of it or none.
+// Then the broker coordinating a transaction is killed with SIGKILL: while
+// the transaction is Ongoing (its producer then commits it through the
+// shard's next owner), right after its PrepareCommit is durable (the crash
+// seam, armed for that one commit: the next owner completes it), and while
+// it is Ongoing with its producer gone (the next owner aborts it at its
+// timeout). read_committed sees all of each transaction or none of it.
 func TestClusterTxnAcrossBrokers(t *testing.T) {
 	arm := filepath.Join(t.TempDir(), "armed")
 	c := startCluster(t, clusterOpts{Env: []string{txnCrashEnv + "=after-prepare-commit:" + arm}})
 	seeds := c.addrs()
 	const parts = 6
 	createTopics(t, seeds[0], "in", 3)
-	for _, topic := range []string{"x", "y", "z"} {
+	for _, topic := range []string{"x", "y", "z", "w"} {
 		createTopics(t, seeds[0], topic, parts)
 	}
 	owners := c.waitOwned("x", parts, nil)
@@ -93,6 +98,53 @@ func TestClusterTxnAcrossBrokers(t *testing.T) {
 		c.start(coord)
 		checkAllOrNothing(t, c, "z", parts, want, true)
 	})
+
+	t.Run("coordinator killed, transaction abandoned", func(t *testing.T) {
+		txnID := c.txnNameCoordinatedBy(nil, "abandoned-", "")
+		coord := c.waitCoordinator(txnID, nil)
+		ctx, _ := ctxFor(t, 3*time.Minute)
+		prod := txnProducer(t, seeds, txnID, kgo.TransactionTimeout(3*time.Second))
+		must(t, "begin", prod.BeginTransaction())
+		want := produceEach(t, ctx, prod, "w", parts, "w")
+		c.kill(coord)
+		// The shard's next owner loads the transaction Ongoing and aborts
+		// it once its timeout passed: every partition's last stable
+		// offset reaches its end.
+		waitStable(t, c.addrs(without(c.ids(), coord)...), "w", 2*time.Minute)
+		c.start(coord)
+		checkAllOrNothing(t, c, "w", parts, want, false)
+	})
+}
+
+// waitStable waits until every partition of topic has no open
+// transaction: its last stable offset is its end offset.
+func waitStable(t *testing.T, seeds []string, topic string, d time.Duration) {
+	t.Helper()
+	adm := kadm.NewClient(newClusterClient(t, seeds))
+	defer adm.Close()
+	ctx, _ := ctxFor(t, d+time.Minute)
+	last := ""
+	testwait.Until(t, d, func() bool {
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = stable.Error()
+		}
+		ends, err2 := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = errors.Join(err2, ends.Error())
+		}
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		done := true
+		ends.Each(func(o kadm.ListedOffset) {
+			s, ok := stable.Lookup(topic, o.Partition)
+			done = done && ok && s.Offset == o.Offset
+		})
+		last = fmt.Sprintf("stable %v, ends %v", stable.Offsets(), ends.Offsets())
+		return done
+	}, "%s still has open transactions: %v", topic, testwait.Later(func() string { return last }))
 }
 
 // produceEach writes one record to every partition of topic in prod's
@@ -119,7 +171,7 @@ func checkAllOrNothing(t *testing.T, c *testCluster, topic string, parts int32, 
 		want = nil
 	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("read_committed of %s: got %v, want %v", topic, got, want)
+		t.Fatalf("read_committed of %s: got %v, want %v\n%s", topic, got, want, c.logs())
 	}
 }
 

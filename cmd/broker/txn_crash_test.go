@@ -51,8 +51,8 @@ func runTxnCrash(t *testing.T, durability, phase string) {
 		balancer: kgo.CooperativeStickyBalancer(), abortEvery: 2, timeout: 10 * time.Second, committed: newKeySet()}
 	m := st.start("m", 0)
 	waitKilled(t, p, 2*time.Minute)
-	if logs := p.logs.String(); !strings.Contains(logs, txnCrashEnv) {
-		t.Fatalf("the broker exited, but not through the %s seam:\n%s", txnCrashEnv, logs)
+	if logs := p.logs.String(); !strings.Contains(logs, txnCrashEnv) || !strings.Contains(logs, "phase="+phase) {
+		t.Fatalf("the broker exited, but not through the %s seam in phase %s:\n%s", txnCrashEnv, phase, logs)
 	}
 	p = startProc(t, dir, p.addr, nil, flags...)
 	waitGroupAtEnd(t, seeds, group, "in", 2*time.Minute)
@@ -122,4 +122,35 @@ func checkNoOpenTxns(t *testing.T, seeds []string) {
 		last = fmt.Sprint(l.TransactionalIDs())
 		return len(l) == 0
 	}, "transactions still open: %v", testwait.Later(func() string { return last }))
+}
+
+// TestTxnOngoingAbortedAfterRestart: a broker killed with SIGKILL while a
+// transaction is Ongoing, whose producer is gone, loads it Ongoing on
+// restart and aborts it once its timeout passed, in both --durability
+// modes: the last stable offset reaches the end and read_committed sees
+// none of it.
+func TestTxnOngoingAbortedAfterRestart(t *testing.T) {
+	for _, durability := range []string{"wal", "object"} {
+		t.Run(durability, func(t *testing.T) {
+			dir := t.TempDir()
+			flags := []string{"--durability", durability}
+			p := startProc(t, dir, "", nil, flags...)
+			seeds := []string{p.addr}
+			const topic, parts = "left", 3
+			createTopics(t, p.addr, topic, parts)
+			ctx, _ := ctxFor(t, 2*time.Minute)
+			prod := txnProducer(t, seeds, "left-open", kgo.TransactionTimeout(3*time.Second))
+			must(t, "begin", prod.BeginTransaction())
+			produceEach(t, ctx, prod, topic, parts, "open")
+			prod.Close()
+			p.kill()
+			p = startProc(t, dir, p.addr, nil, flags...)
+			waitStable(t, seeds, topic, time.Minute)
+			writeSentinels(t, seeds, topic, parts)
+			checkValues(t, "read_committed", readToSentinels(t, seeds, topic, parts, kgo.ReadCommitted()))
+			if got := readToSentinels(t, seeds, topic, parts, kgo.ReadUncommitted()); len(got) != parts {
+				t.Fatalf("read_uncommitted: %v, want the aborted transaction's %d records", values(got), parts)
+			}
+		})
+	}
 }

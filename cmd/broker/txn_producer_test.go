@@ -133,11 +133,9 @@ func TestTxnTimeoutAborted(t *testing.T) {
 	testwait.Until(t, time.Minute, func() bool {
 		return stableOffset(t, ctx, adm, topic) == endOffset0(t, ctx, adm, topic)
 	}, "the last stable offset did not reach the end: the timed-out transaction was not aborted")
-	described, err := adm.DescribeTransactions(ctx, "slow-txn")
-	must(t, "describe transactions", err)
-	if d, err := described.On("slow-txn", nil); err != nil || d.State != "CompleteAbort" {
-		t.Fatalf("slow-txn described as %q (%v), want CompleteAbort", d.State, err)
-	}
+	// The markers are durable before the coordinator records the abort
+	// as complete.
+	waitTxnState(t, adm, "slow-txn", "CompleteAbort")
 	if err := slow.EndTransaction(ctx, kgo.TryCommit); err == nil {
 		t.Fatal("the commit of a transaction aborted for its timeout was accepted")
 	}

@@ -82,7 +82,9 @@ func (b *broker) openTxns(ctx context.Context, fence txncoord.Fencer, nodeID int
 
 // closeTxns stops the transaction coordinator and its client of the other
 // brokers. The group coordinator is still open: a completion in flight
-// may still reach it.
+// may still reach it. Closing twice is harmless (start-up failures close
+// it, then the broker's close does): requests still in flight keep
+// reaching the closed coordinator, which refuses them.
 func (b *broker) closeTxns() error {
 	if b.txns == nil {
 		return nil

@@ -42,6 +42,8 @@
 //	acls/<resource type>/<pattern type>/<escaped name>/<binding hash>, acls-revision
 //	                                            ACL bindings and the revision every ACL write raises
 //	                                            (acls.go)
+//	scram/<user, path-escaped>/<mechanism>      ScramCredential: salt, StoredKey, ServerKey,
+//	                                            iterations, as Kafka stores them (scram.go)
 //
 // A group's shard is GroupShard(id): FNV-1a 32 of the id, mod 64. A shard's
 // groups and offsets are each one range, which is what a coordinator taking

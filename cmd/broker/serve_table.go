@@ -61,7 +61,7 @@ func (b *broker) startTables(ctx context.Context, cfg *serveConfig, logger *slog
 	if b.etcd != nil {
 		tc = &tableCluster{self: int32(cfg.NodeID), node: &b.late,
 			peers: &tablePeers{seeds: b.late.brokerAddrs, id: fmt.Sprintf("sediment-broker-%d-tables", cfg.NodeID)}}
-		opts.Cluster, opts.Read, opts.DeadLetter = &b.late, b.log.ReadReplica, tc.peers.deadLetter
+		opts.Cluster, opts.Read, opts.DeadLetter = &b.late, b.log.ReadReplicaCommitted, tc.peers.deadLetter
 	}
 	start := func(cat icebergcatalog.Catalog) *table.Converter {
 		o := opts

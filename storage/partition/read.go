@@ -70,11 +70,12 @@ type FetchResult struct {
 	LogStartOffset int64
 	// LastStableOffset ends what read_committed consumers may read: the
 	// first offset of the oldest open transaction, else HighWatermark. A
-	// replica read (ReadReplica) does not know the transactions and says
-	// HighWatermark: read_committed consumers read from the owner.
+	// replica read (ReadReplica) says HighWatermark; ReadReplicaCommitted
+	// says it as the committed producer records give it.
 	LastStableOffset int64
-	// Aborted lists, for ReadCommitted, the aborted transactions
-	// overlapping the returned batches, sorted by FirstOffset.
+	// Aborted lists, for ReadCommitted and ReadReplicaCommitted, the
+	// aborted transactions overlapping the returned batches, sorted by
+	// FirstOffset.
 	Aborted []AbortedTxn
 	Source  string // "tail", "wal" or "object"; empty when nothing was read
 	// next is the offset after the last returned batch.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -44,6 +45,24 @@ type replicaView struct {
 	// epochs is the leader-epoch history read after end, so that every
 	// epoch that started below end is in it.
 	epochs  metadata.LeaderEpochs
+	loading chan struct{}
+	// txns is what the view knows of the partition's transactions, for
+	// read_committed reads (ReadReplicaCommitted); read on demand.
+	txns replicaTxns
+}
+
+// replicaTxns is a partition's transactional state as its committed
+// producer records (the ones a new owner rebuilds from) gave it.
+type replicaTxns struct {
+	read bool
+	// asOf is a committed end the producer records were read at or after:
+	// the view's end before they were read, as the records only grow.
+	asOf int64
+	// openFirst is the first offset of the oldest transaction those
+	// records have open, math.MaxInt64 with none.
+	openFirst int64
+	// aborted is the aborted-transaction index, sorted by marker offset.
+	aborted []AbortedTxn
 	loading chan struct{}
 }
 
@@ -178,6 +197,29 @@ func (l *Log) ReplicaEpochView(ctx context.Context, p *Partition, offset int64) 
 	return EpochView{Epochs: epochs.TruncateFromStart(o.logStart), LogStart: o.logStart, HighWatermark: o.end, LogEnd: o.end}, nil
 }
 
+// ReadReplicaCommitted is ReadReplica for read_committed consumers: a
+// partition this log owns is read as ReadCommitted reads it; otherwise it
+// is read from the committed log in the bucket, strictly below its last
+// stable offset as metadata knows it, and the answer lists the aborted
+// transactions overlapping its batches, sorted by first offset. That last
+// stable offset is the first offset of the oldest transaction still open
+// in the committed producer records, else the committed end (which is the
+// answer's high watermark); at or past it the answer has no batches.
+//
+// The producer records are read after the committed end, so they may be
+// of a later end: a transaction they show ended was decided by a marker
+// durable in the bucket, and when it aborted its range is in the aborted
+// index, so every batch below the committed end is still read as a
+// read_committed consumer of the owner reads it. The owner may hold its
+// last stable offset back a little longer (until that marker is under
+// its high watermark), never past a different record.
+func (l *Log) ReadReplicaCommitted(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
+	if err := l.CheckLeader(p); err == nil || !errors.Is(err, ErrNotLeader) {
+		return l.ReadCommitted(ctx, p, offset, maxBytes, first)
+	}
+	return l.readReplicaRetried(ctx, p, offset, maxBytes, first, true)
+}
+
 // ReadReplica reads p for a consumer that may be served by any broker
 // (Fetch v11+, KIP-392). A partition this log owns is read as Read reads
 // it. Otherwise it is read from the committed log in the bucket, strictly
@@ -189,8 +231,14 @@ func (l *Log) ReadReplica(ctx context.Context, p *Partition, offset int64, maxBy
 	if err := l.CheckLeader(p); err == nil || !errors.Is(err, ErrNotLeader) {
 		return l.Read(ctx, p, offset, maxBytes, first)
 	}
+	return l.readReplicaRetried(ctx, p, offset, maxBytes, first, false)
+}
+
+// readReplicaRetried reads p as a replica (read_committed when committed
+// is set), planning again after a batch moved, a bounded number of times.
+func (l *Log) readReplicaRetried(ctx context.Context, p *Partition, offset int64, maxBytes int, first, committed bool) (FetchResult, error) {
 	for attempt := 1; ; attempt++ {
-		res, err := l.readReplica(ctx, p, offset, maxBytes, first)
+		res, err := l.readReplica(ctx, p, offset, maxBytes, first, committed)
 		if err == nil {
 			return res, nil
 		}
@@ -201,14 +249,18 @@ func (l *Log) ReadReplica(ctx context.Context, p *Partition, offset int64, maxBy
 	}
 }
 
-func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error) {
+func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBytes int, first, committed bool) (FetchResult, error) {
 	p.mu.Lock()
 	deleted := p.deleted
 	p.mu.Unlock()
 	if deleted {
 		return FetchResult{}, fmt.Errorf("%w: %s/%d", ErrUnknownPartition, p.topic.Name, p.index)
 	}
-	o, err := l.replicaOffsets(ctx, p, offset)
+	probe := offset
+	if committed {
+		probe = p.replica.committedProbe(offset)
+	}
+	o, err := l.replicaOffsets(ctx, p, probe)
 	if err != nil {
 		return FetchResult{}, err
 	}
@@ -216,13 +268,26 @@ func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBy
 		return FetchResult{}, fmt.Errorf("%w: %s/%d: its topic was deleted", ErrUnknownPartition, p.topic.Name, p.index)
 	}
 	res := FetchResult{HighWatermark: o.end, LogStartOffset: o.logStart, LastStableOffset: o.end, Replica: true}
+	var txns replicaTxns
+	if committed {
+		if txns, err = l.replicaTxns(ctx, p, o.end); err != nil {
+			return FetchResult{}, err
+		}
+		res.LastStableOffset = max(o.logStart, min(o.end, txns.openFirst))
+	}
 	switch {
 	case offset < o.logStart:
 		return res, fmt.Errorf("%w: %d below the log start %d", ErrOffsetOutOfRange, offset, o.logStart)
-	case offset >= o.end:
-		return res, nil // not committed yet, as a follower has not replicated it yet
+	case offset >= res.LastStableOffset:
+		// Not committed yet, as a follower has not replicated it yet, or
+		// (read_committed) in a transaction not decided yet.
+		return res, nil
 	}
-	got, err := l.readObjects(ctx, p, offset, readPlan{res: res, fromObjects: true, objectEnd: o.end}, maxBytes, first)
+	got, err := l.readObjects(ctx, p, offset, readPlan{res: res, fromObjects: true, objectEnd: res.LastStableOffset}, maxBytes, first)
+	if err == nil && committed && got.next > offset {
+		ps := producers{aborted: txns.aborted}
+		got.Aborted = ps.abortedIn(offset, got.next-1)
+	}
 	if err == nil && got.Bytes == 0 {
 		// No segment holds offset any more: retention moved the log
 		// start since the view was read.
@@ -231,6 +296,72 @@ func (l *Log) readReplica(ctx context.Context, p *Partition, offset int64, maxBy
 		p.replica.mu.Unlock()
 	}
 	return got, err
+}
+
+// committedProbe is the offset a read_committed read at offset asks the
+// view for: a reader at or past the last stable offset it knows waits for
+// a transaction to end, which only a later committed end shows, so it
+// reads metadata again as a reader at the end does (at most once per
+// replicaRefreshMin), not only once the view is replicaMaxAge old.
+func (v *replicaView) committedProbe(offset int64) int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.txns.read && offset >= min(v.end, v.txns.openFirst) {
+		return max(offset, v.end)
+	}
+	return offset
+}
+
+// replicaTxns returns p's transactional state from its committed producer
+// records read at or after committed end end: read again when the state
+// the view holds was read before end. One fetch reads metadata at a time;
+// the others wait for its answer.
+func (l *Log) replicaTxns(ctx context.Context, p *Partition, end int64) (replicaTxns, error) {
+	v := &p.replica
+	for range 3 {
+		v.mu.Lock()
+		if v.txns.read && v.txns.asOf >= end {
+			t := v.txns
+			v.mu.Unlock()
+			return t, nil
+		}
+		if ch := v.txns.loading; ch != nil {
+			v.mu.Unlock()
+			select {
+			case <-ch: // its answer is in the view now, or it failed
+				continue
+			case <-ctx.Done():
+				return replicaTxns{}, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		v.txns.loading = ch
+		asOf := max(v.end, end)
+		v.mu.Unlock()
+		t, err := l.readReplicaTxns(ctx, p, asOf)
+		v.mu.Lock()
+		v.txns.loading = nil
+		close(ch)
+		if err == nil && (!v.txns.read || asOf > v.txns.asOf) {
+			v.txns = t
+		}
+		v.mu.Unlock()
+		return t, err
+	}
+	return replicaTxns{}, fmt.Errorf("%w: %s/%d: transactional state not read yet", ErrStorage, p.topic.Name, p.index)
+}
+
+// readReplicaTxns reads p's transactional state from its committed
+// producer records, which metadata commits with the segments: read now,
+// they are of a committed end at or past asOf.
+func (l *Log) readReplicaTxns(ctx context.Context, p *Partition, asOf int64) (replicaTxns, error) {
+	list, err := l.meta.ProducerStates(ctx, p.topic.ID, p.index)
+	if err != nil {
+		return replicaTxns{}, fmt.Errorf("%w: producer state of %s/%d: %v", ErrStorage, p.topic.Name, p.index, err)
+	}
+	ps := loadProducers(list)
+	t := replicaTxns{read: true, asOf: asOf, openFirst: ps.firstUnstable(math.MaxInt64), aborted: ps.aborted}
+	return t, nil
 }
 
 // CommittedRange returns p's log start and committed end when this log

@@ -71,11 +71,20 @@ type committedView struct {
 
 func readCommittedAll(t *testing.T, l *Log, p *Partition) committedView {
 	t.Helper()
+	off, _ := p.Offsets()
+	return readCommittedVia(t, l.ReadCommitted, p, off)
+}
+
+// readFunc is one of the Log's read paths (ReadCommitted, ReadReplicaCommitted).
+type readFunc func(ctx context.Context, p *Partition, offset int64, maxBytes int, first bool) (FetchResult, error)
+
+// readCommittedVia is readCommittedAll through read, from offset off.
+func readCommittedVia(t *testing.T, read readFunc, p *Partition, off int64) committedView {
+	t.Helper()
 	var v committedView
 	seen := map[AbortedTxn]bool{}
-	off, _ := p.Offsets()
 	for range 1000 {
-		res, err := l.ReadCommitted(context.Background(), p, off, 1<<20, true)
+		res, err := read(context.Background(), p, off, 1<<20, true)
 		if err != nil {
 			t.Fatalf("read committed at %d: %v", off, err)
 		}

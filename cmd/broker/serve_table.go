@@ -60,7 +60,7 @@ func (b *broker) startTables(ctx context.Context, cfg *serveConfig, logger *slog
 	var tc *tableCluster
 	if b.etcd != nil {
 		tc = &tableCluster{self: int32(cfg.NodeID), node: &b.late,
-			peers: &tablePeers{seeds: b.late.brokerAddrs, id: fmt.Sprintf("sediment-broker-%d-tables", cfg.NodeID)}}
+			peers: newTablePeers(b.late.brokerAddrs, fmt.Sprintf("sediment-broker-%d-tables", cfg.NodeID))}
 		opts.Cluster, opts.Read, opts.DeadLetter = &b.late, b.log.ReadReplicaCommitted, tc.peers.deadLetter
 	}
 	start := func(cat icebergcatalog.Catalog) *table.Converter {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,53 +20,22 @@ import (
 // the broker that converts a table for its status. It speaks the Kafka
 // protocol like any client, so it needs nothing the brokers do not serve
 // already, and it reaches an owner however ownership moves.
-type tablePeers struct {
-	seeds func() []string // the live brokers' Kafka addresses
-	id    string          // the client id, naming this broker
+type tablePeers struct{ peerClient }
 
-	mu     sync.Mutex // guards cl and closed
-	cl     *kgo.Client
-	closed bool
-}
-
-// errNoPeers: the cluster lists no live broker to connect to;
-// errPeersClosed: the broker is shutting down.
-var (
-	errNoPeers     = errors.New("tables: no live broker to connect to")
-	errPeersClosed = errors.New("tables: the cluster client is closed")
-)
-
-// client returns the client, connecting it at first use (the cluster
-// membership, which lists the brokers, starts after the converter).
-func (p *tablePeers) client() (*kgo.Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, errPeersClosed
-	}
-	if p.cl != nil {
-		return p.cl, nil
-	}
-	seeds := p.seeds()
-	if len(seeds) == 0 {
-		return nil, errNoPeers
-	}
+// newTablePeers returns the table converter's client of the brokers seeds
+// lists.
+func newTablePeers(seeds func() []string, id string) *tablePeers {
 	// The producer is idempotent (franz-go's default): a retry of a batch
 	// whose outcome is unknown, also to the partition's next owner after a
 	// failover, carries the same producer id and sequence and is not
 	// written twice. Acks are from the owner after its durable commit.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID(p.id),
+	return &tablePeers{peerClient{seeds: seeds, id: id, what: "tables", opts: []kgo.Opt{
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0), kgo.MetadataMinAge(250*time.Millisecond),
+		kgo.ProducerLinger(0), kgo.MetadataMinAge(250 * time.Millisecond),
 		// A dead-letter topic the converter just created may be unknown
 		// to a broker for a moment: wait for it (the append's context
 		// bounds the wait) rather than fail and convert again.
-		kgo.UnknownTopicRetries(-1))
-	if err != nil {
-		return nil, fmt.Errorf("tables: cluster client: %w", err)
-	}
-	p.cl = cl
-	return cl, nil
+		kgo.UnknownTopicRetries(-1)}}}
 }
 
 // deadLetter appends r to partition part of topic through its owner and
@@ -119,16 +86,6 @@ func (p *tablePeers) tableStatus(ctx context.Context, node int32, topic string, 
 		}
 	}
 	return out, nil
-}
-
-func (p *tablePeers) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	if p.cl != nil {
-		p.cl.Close()
-		p.cl = nil
-	}
 }
 
 // brokerAddrs returns the Kafka addresses of the cluster's live brokers.

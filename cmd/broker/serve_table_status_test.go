@@ -16,10 +16,10 @@ func TestTableStatusClusterAnswersWithoutAsking(t *testing.T) {
 	asked := false
 	tc := &tableConverter{waitErr: errors.New("catalog down"),
 		tableID: func(name string) (metadata.TopicID, bool) { return metadata.TopicID{1}, name == "clicks" },
-		cluster: &tableCluster{self: 1, node: &lateNode{}, peers: &tablePeers{seeds: func() []string {
+		cluster: &tableCluster{self: 1, node: &lateNode{}, peers: newTablePeers(func() []string {
 			asked = true
 			return nil
-		}}}}
+		}, "test")}}
 	own := statusMap(tc.statusEntries("clicks", []string{localTableStatusName}))
 	if own["sediment.table.status.state"] != "waiting for the table catalog: catalog down" || own[converterStatusName] != "none" {
 		t.Errorf("own status %v: want the local state and no converter", own)

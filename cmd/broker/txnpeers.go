@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,38 +17,13 @@ import (
 // group shard's, and a partition leader's AddPartitionsToTxn VerifyOnly to
 // a transaction's coordinator. It speaks the protocol the brokers serve to
 // clients, addressed to one broker by node id.
-type txnPeers struct {
-	seeds func() []string // the live brokers' Kafka addresses
-	id    string          // the client id, naming this broker
+type txnPeers struct{ peerClient }
 
-	mu     sync.Mutex // guards cl and closed
-	cl     *kgo.Client
-	closed bool
-}
-
-var errTxnPeersClosed = errors.New("transactions: the cluster client is closed")
-
-// client returns the client, connecting it at first use (the cluster
-// membership, which lists the brokers, starts after the coordinator).
-func (p *txnPeers) client() (*kgo.Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, errTxnPeersClosed
-	}
-	if p.cl != nil {
-		return p.cl, nil
-	}
-	seeds := p.seeds()
-	if len(seeds) == 0 {
-		return nil, errNoOwner
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID(p.id), kgo.MetadataMinAge(250*time.Millisecond))
-	if err != nil {
-		return nil, fmt.Errorf("transactions: cluster client: %w", err)
-	}
-	p.cl = cl
-	return cl, nil
+// newTxnPeers returns the transaction coordinator's client of the brokers
+// seeds lists.
+func newTxnPeers(seeds func() []string, id string) *txnPeers {
+	return &txnPeers{peerClient{seeds: seeds, id: id, what: "transactions",
+		opts: []kgo.Opt{kgo.MetadataMinAge(250 * time.Millisecond)}}}
 }
 
 // request sends req to broker node and returns its answer.
@@ -60,16 +33,6 @@ func (p *txnPeers) request(ctx context.Context, node int32, req kmsg.Request) (k
 		return nil, err
 	}
 	return cl.Broker(int(node)).Request(ctx, req)
-}
-
-func (p *txnPeers) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	if p.cl != nil {
-		p.cl.Close()
-		p.cl = nil
-	}
 }
 
 // txnVerify answers a partition leader's check that a transactional

@@ -55,7 +55,7 @@ func (b *broker) openTxns(ctx context.Context, fence txncoord.Fencer, nodeID int
 	logger *slog.Logger, reg prometheus.Registerer) error {
 	hook := txnCrashHook(logger)
 	b.markers = &txnMarkers{log: b.log, groups: b.groups, late: &b.late, cluster: b.etcd != nil, self: nodeID,
-		peers: &txnPeers{seeds: b.late.brokerAddrs, id: fmt.Sprintf("sediment-txn-%d", nodeID)}, hook: hook, logger: logger}
+		peers: newTxnPeers(b.late.brokerAddrs, fmt.Sprintf("sediment-txn-%d", nodeID)), hook: hook, logger: logger}
 	cfg := b.brokerCfg.Values()
 	txns, err := txncoord.Open(ctx, txncoord.Config{
 		Meta: b.meta, Fencer: fence, ProducerIDs: pids, Markers: b.markers,

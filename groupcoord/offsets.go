@@ -39,29 +39,10 @@ type CommitResult struct {
 // are durable.
 func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
 	out := make(chan CommitResult, 1)
-	if c.closed.Load() {
-		out <- CommitResult{Err: ErrNotCoordinator}
-		return out
-	}
-	g, err := c.lookup(req.Group)
+	g, err := c.commitGroup(req)
 	if err != nil {
 		out <- CommitResult{Err: err}
 		return out
-	}
-	if g == nil {
-		if req.Generation >= 0 {
-			err := ErrIllegalGeneration
-			if req.GroupNotFoundError {
-				err = ErrGroupNotFound
-			}
-			out <- CommitResult{Err: err}
-			return out
-		}
-		// A standalone commit creates the group.
-		if g, err = c.getOrCreate(req.Group); err != nil {
-			out <- CommitResult{Err: err}
-			return out
-		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -71,6 +52,26 @@ func (c *Coordinator) Commit(req CommitRequest) <-chan CommitResult {
 	}
 	g.commitLocked(req, out)
 	return out
+}
+
+// commitGroup returns the group a commit (plain or transactional) goes
+// to. A commit without a generation to a group that does not exist
+// creates it, as Kafka does; one with a generation is refused.
+func (c *Coordinator) commitGroup(req CommitRequest) (*group, error) {
+	if c.closed.Load() {
+		return nil, ErrNotCoordinator
+	}
+	g, err := c.lookup(req.Group)
+	if err != nil || g != nil {
+		return g, err
+	}
+	if req.Generation >= 0 {
+		if req.GroupNotFoundError {
+			return nil, ErrGroupNotFound
+		}
+		return nil, ErrIllegalGeneration
+	}
+	return c.getOrCreate(req.Group)
 }
 
 // checkCommitLocked decides whether the committer may commit: anyone to

@@ -52,26 +52,10 @@ type txnFence struct {
 // commit of the same producer and partition replaces the older one.
 func (c *Coordinator) TxnCommit(req TxnCommitRequest) <-chan CommitResult {
 	out := make(chan CommitResult, 1)
-	if c.closed.Load() {
-		out <- CommitResult{Err: ErrNotCoordinator}
-		return out
-	}
-	g, err := c.lookup(req.Group)
+	g, err := c.commitGroup(req.CommitRequest)
 	if err != nil {
 		out <- CommitResult{Err: err}
 		return out
-	}
-	if g == nil {
-		if req.Generation >= 0 {
-			out <- CommitResult{Err: ErrIllegalGeneration}
-			return out
-		}
-		// As Kafka does, a transactional commit without a generation
-		// creates the group.
-		if g, err = c.getOrCreate(req.Group); err != nil {
-			out <- CommitResult{Err: err}
-			return out
-		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -55,20 +55,13 @@ func handleInitProducerID(r *request) (kmsg.Response, error) {
 
 // initTransactional answers an InitProducerId with a transactional id.
 func (r *request) initTransactional(req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) {
-	switch {
-	case *req.TransactionalID == "":
-		resp.ErrorCode = r.code(kerr.InvalidRequest.Code)
-		return
-	case r.s.cfg.Txns == nil:
-		resp.ErrorCode = r.code(errTxnsNotRunning.Code)
-		return
-	}
-	res, err := r.s.cfg.Txns.InitProducerID(r.ctx(), txncoord.InitRequest{TransactionalID: *req.TransactionalID,
-		TimeoutMs: req.TransactionTimeoutMillis, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch})
-	if err != nil {
-		r.logTxnFailure("InitProducerId", err)
-		resp.ErrorCode = r.code(txnCode(err, req.Version, initFencedSince))
-		return
-	}
-	resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
+	resp.ErrorCode = r.txnCallCode("InitProducerId", *req.TransactionalID, req.Version, initFencedSince,
+		func(c *txncoord.Coordinator) error {
+			res, err := c.InitProducerID(r.ctx(), txncoord.InitRequest{TransactionalID: *req.TransactionalID,
+				TimeoutMs: req.TransactionTimeoutMillis, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch})
+			if err == nil {
+				resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
+			}
+			return err
+		})
 }

@@ -10,8 +10,9 @@ package protocol
 // transaction version 1 never answers.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/txncoord"
 )
 
 func init() { register(kmsg.AddOffsetsToTxn, 0, 4, handleAddOffsetsToTxn) }
@@ -24,16 +25,10 @@ func handleAddOffsetsToTxn(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.AddOffsetsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	r.wait = func() {
-		switch {
-		case req.TransactionalID == "":
-			resp.ErrorCode = r.code(kerr.InvalidRequest.Code)
-		case r.s.cfg.Txns == nil:
-			resp.ErrorCode = r.code(errTxnsNotRunning.Code)
-		default:
-			err := r.s.cfg.Txns.AddOffsets(r.ctx(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
-			r.logTxnFailure("AddOffsetsToTxn", err)
-			resp.ErrorCode = r.code(txnCode(err, req.Version, addOffsetsFencedSince))
-		}
+		resp.ErrorCode = r.txnCallCode("AddOffsetsToTxn", req.TransactionalID, req.Version, addOffsetsFencedSince,
+			func(c *txncoord.Coordinator) error {
+				return c.AddOffsets(r.ctx(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+			})
 	}
 	return resp, nil
 }

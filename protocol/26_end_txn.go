@@ -12,8 +12,9 @@ package protocol
 // is not advertised, and clients only send v5 when it is.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sediment-io/sediment/txncoord"
 )
 
 func init() { register(kmsg.EndTxn, 0, 4, handleEndTxn) }
@@ -25,16 +26,10 @@ func handleEndTxn(r *request) (kmsg.Response, error) {
 	req := r.kreq.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	r.wait = func() {
-		switch {
-		case req.TransactionalID == "":
-			resp.ErrorCode = r.code(kerr.InvalidRequest.Code)
-		case r.s.cfg.Txns == nil:
-			resp.ErrorCode = r.code(errTxnsNotRunning.Code)
-		default:
-			err := r.s.cfg.Txns.EndTxn(r.ctx(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
-			r.logTxnFailure("EndTxn", err)
-			resp.ErrorCode = r.code(txnCode(err, req.Version, endTxnFencedSince))
-		}
+		resp.ErrorCode = r.txnCallCode("EndTxn", req.TransactionalID, req.Version, endTxnFencedSince,
+			func(c *txncoord.Coordinator) error {
+				return c.EndTxn(r.ctx(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
+			})
 	}
 	return resp, nil
 }

@@ -42,6 +42,22 @@ func (r *request) logTxnFailure(what string, err error) {
 	}
 }
 
+// txnCallCode makes one call of the transaction coordinator for a request
+// about txnID and returns the code the API answers: INVALID_REQUEST for
+// an empty transactional id, COORDINATOR_NOT_AVAILABLE on a server
+// without a coordinator, else the call's error mapped by txnCode.
+func (r *request) txnCallCode(api, txnID string, version, fencedSince int16, call func(*txncoord.Coordinator) error) int16 {
+	switch {
+	case txnID == "":
+		return r.code(kerr.InvalidRequest.Code)
+	case r.s.cfg.Txns == nil:
+		return r.code(errTxnsNotRunning.Code)
+	}
+	err := call(r.s.cfg.Txns)
+	r.logTxnFailure(api, err)
+	return r.code(txnCode(err, version, fencedSince))
+}
+
 // errTxnsNotRunning is the whole-request failure of a transactional API on
 // a server without a transaction coordinator.
 var errTxnsNotRunning = kerr.CoordinatorNotAvailable

@@ -101,6 +101,37 @@ func (g *group) checkCommitLocked(req CommitRequest) error {
 	return nil
 }
 
+// validOffset is an offset of a commit that checkOffsetsLocked let
+// through: its index in the commit, its topic's id and its metadata.
+type validOffset struct {
+	i  int
+	id metadata.TopicID
+	md string
+}
+
+// checkOffsetsLocked checks each offset of a commit, plain or
+// transactional: its metadata's size and its partition. It sets errs[i]
+// for a bad one and returns the good ones, in order.
+func (g *group) checkOffsetsLocked(s settings, offsets []CommitOffset, errs []error) []validOffset {
+	var ok []validOffset
+	for i, o := range offsets {
+		md := ""
+		if o.Metadata != nil {
+			md = *o.Metadata
+		}
+		id, parts, known := g.c.cluster.TopicPartitions(o.Topic)
+		switch {
+		case len(md) > s.metadataMaxBytes:
+			errs[i] = ErrMetadataTooLarge
+		case !known || o.Partition < 0 || o.Partition >= parts:
+			errs[i] = ErrUnknownTopicOrPartition
+		default:
+			ok = append(ok, validOffset{i: i, id: id, md: md})
+		}
+	}
+	return ok
+}
+
 // commitLocked checks each offset and queues the good ones.
 func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
 	s := g.c.settings()
@@ -108,22 +139,11 @@ func (g *group) commitLocked(req CommitRequest, out chan CommitResult) {
 	errs := make([]error, len(req.Offsets))
 	var writes []metadata.OffsetWrite
 	var written []int
-	for i, o := range req.Offsets {
-		md := ""
-		if o.Metadata != nil {
-			md = *o.Metadata
-		}
-		id, parts, ok := g.c.cluster.TopicPartitions(o.Topic)
-		switch {
-		case len(md) > s.metadataMaxBytes:
-			errs[i] = ErrMetadataTooLarge
-		case !ok || o.Partition < 0 || o.Partition >= parts:
-			errs[i] = ErrUnknownTopicOrPartition
-		default:
-			writes = append(writes, metadata.OffsetWrite{GroupPartition: metadata.GroupPartition{Topic: o.Topic, Partition: o.Partition},
-				Offset: &metadata.CommittedOffset{TopicID: id, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: md, CommitMs: now}})
-			written = append(written, i)
-		}
+	for _, v := range g.checkOffsetsLocked(s, req.Offsets, errs) {
+		o := req.Offsets[v.i]
+		writes = append(writes, metadata.OffsetWrite{GroupPartition: metadata.GroupPartition{Topic: o.Topic, Partition: o.Partition},
+			Offset: &metadata.CommittedOffset{TopicID: v.id, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: v.md, CommitMs: now}})
+		written = append(written, v.i)
 	}
 	if len(writes) == 0 {
 		out <- CommitResult{Partitions: errs}

@@ -120,24 +120,13 @@ func (g *group) txnCommitLocked(req TxnCommitRequest, out chan CommitResult) {
 	errs := make([]error, len(req.Offsets))
 	var writes []metadata.TxnOffsetWrite
 	var written []int
-	for i, o := range req.Offsets {
-		md := ""
-		if o.Metadata != nil {
-			md = *o.Metadata
-		}
-		id, parts, ok := g.c.cluster.TopicPartitions(o.Topic)
-		switch {
-		case len(md) > s.metadataMaxBytes:
-			errs[i] = ErrMetadataTooLarge
-		case !ok || o.Partition < 0 || o.Partition >= parts:
-			errs[i] = ErrUnknownTopicOrPartition
-		default:
-			writes = append(writes, metadata.TxnOffsetWrite{ProducerID: req.ProducerID,
-				GroupPartition: metadata.GroupPartition{Topic: o.Topic, Partition: o.Partition},
-				Offset: &metadata.PendingOffset{ProducerEpoch: req.ProducerEpoch, CommittedOffset: metadata.CommittedOffset{
-					TopicID: id, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: md, CommitMs: now}}})
-			written = append(written, i)
-		}
+	for _, v := range g.checkOffsetsLocked(s, req.Offsets, errs) {
+		o := req.Offsets[v.i]
+		writes = append(writes, metadata.TxnOffsetWrite{ProducerID: req.ProducerID,
+			GroupPartition: metadata.GroupPartition{Topic: o.Topic, Partition: o.Partition},
+			Offset: &metadata.PendingOffset{ProducerEpoch: req.ProducerEpoch, CommittedOffset: metadata.CommittedOffset{
+				TopicID: v.id, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: v.md, CommitMs: now}}})
+		written = append(written, v.i)
 	}
 	if len(writes) == 0 {
 		out <- CommitResult{Partitions: errs}

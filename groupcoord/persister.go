@@ -3,10 +3,9 @@ package groupcoord
 import (
 	"context"
 	"fmt"
-	"runtime/pprof"
 	"slices"
-	"sync"
 
+	"github.com/sediment-io/sediment/internal/groupcommit"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -101,83 +100,31 @@ type writeReq struct {
 // transaction carries the fences of the shards its changes belong to.
 type persister struct {
 	c *Coordinator
-
-	mu     sync.Mutex // guards queue and closed
-	queue  []*writeReq
-	closed bool
-
-	kick chan struct{} // one slot: there is work
-	done chan struct{} // closed when run returns
+	w *groupcommit.Writer[*writeReq]
 }
 
 func newPersister(c *Coordinator) *persister {
-	p := &persister{c: c, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	go pprof.Do(context.Background(), pprof.Labels("sediment", "groupcoord-persister"), func(context.Context) {
-		defer close(p.done)
-		p.run()
-	})
+	p := &persister{c: c}
+	p.w = groupcommit.Start("groupcoord-persister", txnSize, p.flush)
 	return p
 }
 
 // enqueue queues a change. It never blocks and never calls apply itself,
 // so callers may hold a group's lock; it fails once the persister closed,
-// and for a shard being released or dropped. The check is under mu, so
-// that a release's barrier comes after every change it let in.
+// and for a shard being released or dropped. The check is under the
+// writer's lock, so that a release's barrier comes after every change it
+// let in.
 func (p *persister) enqueue(r *writeReq) error {
-	p.mu.Lock()
-	if p.closed || r.own.dropped.Load() || (r.own.releasing.Load() && !r.barrier) {
-		p.mu.Unlock()
+	if !p.w.Add(r, func() bool { return !r.own.dropped.Load() && (!r.own.releasing.Load() || r.barrier) }) {
 		return ErrNotCoordinator
-	}
-	p.queue = append(p.queue, r)
-	p.mu.Unlock()
-	select {
-	case p.kick <- struct{}{}:
-	default:
 	}
 	return nil
 }
 
 // close writes what is queued and stops the goroutine.
 func (p *persister) close() error {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
-	<-p.done
+	p.w.Close()
 	return nil
-}
-
-// take removes and returns everything queued, and whether the persister
-// is closed.
-func (p *persister) take() ([]*writeReq, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	q := p.queue
-	p.queue = nil
-	return q, p.closed
-}
-
-func (p *persister) run() {
-	for range p.kick {
-		for {
-			batch, closed := p.take()
-			if len(batch) == 0 {
-				if closed {
-					return
-				}
-				break
-			}
-			for len(batch) > 0 {
-				n := txnSize(batch)
-				p.flush(batch[:n])
-				batch = batch[n:]
-			}
-		}
-	}
 }
 
 // txnSize returns how many changes at the head of batch fit in one

@@ -3,10 +3,9 @@ package txncoord
 import (
 	"context"
 	"fmt"
-	"runtime/pprof"
 	"slices"
-	"sync"
 
+	"github.com/sediment-io/sediment/internal/groupcommit"
 	"github.com/sediment-io/sediment/metadata"
 )
 
@@ -64,21 +63,12 @@ type writeResult struct {
 // Each transaction carries the fences of the shards of its changes.
 type persister struct {
 	c *Coordinator
-
-	mu     sync.Mutex // guards queue and closed
-	queue  []*writeReq
-	closed bool
-
-	kick chan struct{} // one slot: there is work
-	done chan struct{} // closed when run returns
+	w *groupcommit.Writer[*writeReq]
 }
 
 func newPersister(c *Coordinator) *persister {
-	p := &persister{c: c, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	go pprof.Do(context.Background(), pprof.Labels("sediment", "txncoord-persister"), func(context.Context) {
-		defer close(p.done)
-		p.run()
-	})
+	p := &persister{c: c}
+	p.w = groupcommit.Start("txncoord-persister", txnSize, p.flush)
 	return p
 }
 
@@ -86,59 +76,15 @@ func newPersister(c *Coordinator) *persister {
 // version.
 func (p *persister) write(sh *shard, w metadata.TxnWrite) (int64, error) {
 	r := &writeReq{sh: sh, w: w, done: make(chan writeResult, 1)}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.w.Add(r, nil) {
 		return 0, errNotCoordinator("coordinator closed")
-	}
-	p.queue = append(p.queue, r)
-	p.mu.Unlock()
-	select {
-	case p.kick <- struct{}{}:
-	default:
 	}
 	res := <-r.done
 	return res.version, res.err
 }
 
 // close writes what is queued and stops the goroutine.
-func (p *persister) close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
-	<-p.done
-}
-
-func (p *persister) take() ([]*writeReq, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	q := p.queue
-	p.queue = nil
-	return q, p.closed
-}
-
-func (p *persister) run() {
-	for range p.kick {
-		for {
-			batch, closed := p.take()
-			if len(batch) == 0 {
-				if closed {
-					return
-				}
-				break
-			}
-			for len(batch) > 0 {
-				n := txnSize(batch)
-				p.flush(batch[:n])
-				batch = batch[n:]
-			}
-		}
-	}
-}
+func (p *persister) close() { p.w.Close() }
 
 // flush writes one batch. When a batch of several fails, each change is
 // tried alone, so that one stale change never fails the others; except
